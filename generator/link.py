@@ -1,0 +1,235 @@
+"""Link stage: cross-entry checks and the graph the pages are rendered from."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .load import Loaded, LoadedCategory, load_all
+from .model import SEVERITIES, Category, Entry, Related
+from .problems import EntryError, Problem
+from .validate import did_you_mean
+
+# A relation read from the other side, for the "referenced by" list.
+INVERSE = {
+    "confused-with": "confused with",
+    "often-caused-by": "often causes",
+    "leads-to": "often caused by",
+    "co-occurs-with": "co-occurs with",
+    "see-also": "see also",
+}
+
+
+@dataclass(frozen=True)
+class Link:
+    """An edge of the related graph, seen from one page."""
+
+    page: Page
+    relation: str
+    why: str
+
+
+@dataclass(frozen=True, eq=False)
+class Page:
+    id: str
+    category: str
+    path: str
+    entry: Entry
+    related: list[Link] = field(default_factory=list, compare=False)
+    referenced_by: list[Link] = field(default_factory=list, compare=False)
+
+    @property
+    def url(self) -> str:
+        return f"{self.category}/{self.id}/"
+
+    @property
+    def src_uri(self) -> str:
+        return f"{self.category}/{self.id}.md"
+
+
+@dataclass(frozen=True)
+class CategoryPage:
+    slug: str
+    path: str
+    category: Category
+    pages: tuple[Page, ...]
+
+    @property
+    def url(self) -> str:
+        return f"{self.slug}/"
+
+    @property
+    def src_uri(self) -> str:
+        return f"{self.slug}/index.md"
+
+
+@dataclass(frozen=True)
+class Encyclopedia:
+    categories: tuple[CategoryPage, ...]
+    pages: dict[str, Page]
+    aliases: dict[str, Page]
+
+    @property
+    def tags(self) -> dict[str, tuple[Page, ...]]:
+        by_tag: dict[str, list[Page]] = defaultdict(list)
+        for page in self.pages.values():
+            for tag in page.entry.tags:
+                by_tag[tag].append(page)
+        return {tag: tuple(by_tag[tag]) for tag in sorted(by_tag)}
+
+    def by_severity(self) -> dict[str, tuple[Page, ...]]:
+        return {s: tuple(p for p in self.pages.values() if p.entry.severity == s)
+                for s in SEVERITIES}
+
+
+def _pos(loaded: Loaded, *path: str | int) -> tuple[int, int]:
+    return loaded.source.position(tuple(path))
+
+
+def _check_ids(entries: list[Loaded]) -> list[Problem]:
+    problems: list[Problem] = []
+    first: dict[str, Loaded] = {}
+    for loaded in entries:
+        if loaded.id in first:
+            problems.append(Problem(loaded.path, 1, 1, f"id `{loaded.id}` is also used by "
+                                    f"{first[loaded.id].path}", "rename one of the two files"))
+        else:
+            first[loaded.id] = loaded
+    alias_owner: dict[str, Loaded] = {}
+    for loaded in entries:
+        for i, alias in enumerate(loaded.entry.aliases):
+            line, col = _pos(loaded, "aliases", i)
+            if alias in first:
+                problems.append(Problem(loaded.path, line, col, f"alias `{alias}` is the id of "
+                                        f"{first[alias].path}", "remove the alias or rename that entry"))
+            elif alias in alias_owner:
+                problems.append(Problem(loaded.path, line, col, f"alias `{alias}` is also claimed "
+                                        f"by {alias_owner[alias].path}", "keep it on one entry only"))
+            else:
+                alias_owner[alias] = loaded
+    return problems
+
+
+def _check_related(loaded: Loaded, ids: set[str]) -> list[Problem]:
+    problems: list[Problem] = []
+    seen: set[str] = set()
+    for i, rel in enumerate(loaded.entry.related):
+        line, col = _pos(loaded, "related", i, "id")
+        if rel.id == loaded.id:
+            problems.append(Problem(loaded.path, line, col, "entry lists itself as related",
+                                    "remove this item"))
+        elif rel.id not in ids:
+            problems.append(Problem(loaded.path, line, col, f"related id `{rel.id}` is not an entry",
+                                    f"{did_you_mean(rel.id, ids)}link an existing entry, or add "
+                                    "the link when that entry exists"))
+        elif rel.id in seen:
+            problems.append(Problem(loaded.path, line, col, f"`{rel.id}` is listed twice in related",
+                                    "keep one link per entry"))
+        seen.add(rel.id)
+    entry = loaded.entry
+    if entry.replaced_by is not None:
+        line, col = _pos(loaded, "replaced_by")
+        if entry.status != "retired":
+            problems.append(Problem(loaded.path, line, col, "`replaced_by` on an active entry",
+                                    "set `status: retired` or remove `replaced_by`"))
+        elif entry.replaced_by not in ids or entry.replaced_by == loaded.id:
+            problems.append(Problem(loaded.path, line, col, f"`replaced_by: {entry.replaced_by}` "
+                                    "is not another entry", f"{did_you_mean(entry.replaced_by, ids)}"
+                                    "name the entry that replaces this one"))
+    return problems
+
+
+def _causes(entries: list[Loaded]) -> dict[str, set[str]]:
+    """Directed "cause -> effect" edges from leads-to / often-caused-by relations."""
+    edges: dict[str, set[str]] = defaultdict(set)
+    for loaded in entries:
+        for rel in loaded.entry.related:
+            if rel.relation == "leads-to":
+                edges[loaded.id].add(rel.id)
+            elif rel.relation == "often-caused-by":
+                edges[rel.id].add(loaded.id)
+    return edges
+
+
+def _check_cycles(entries: list[Loaded]) -> list[Problem]:
+    """A causal cycle (A leads to B leads to A) is a contradiction in the data."""
+    edges = _causes(entries)
+    by_id = {loaded.id: loaded for loaded in entries}
+    problems: list[Problem] = []
+    reported: set[frozenset[str]] = set()
+    for loaded in entries:
+        for i, rel in enumerate(loaded.entry.related):
+            if rel.relation not in ("leads-to", "often-caused-by") or rel.id not in by_id:
+                continue
+            cause, effect = ((loaded.id, rel.id) if rel.relation == "leads-to"
+                             else (rel.id, loaded.id))
+            cycle = _path(edges, effect, cause)
+            key = frozenset(cycle)
+            if cycle and key not in reported:
+                reported.add(key)
+                line, col = _pos(loaded, "related", i, "relation")
+                chain = " -> ".join([cause, *cycle])
+                problems.append(Problem(loaded.path, line, col, f"circular cause: {chain}",
+                                        "one of these relations points the wrong way: use "
+                                        "`co-occurs-with` or `see-also` where neither causes the other"))
+    return problems
+
+
+def _path(edges: dict[str, set[str]], start: str, goal: str) -> list[str]:
+    """A path start -> ... -> goal in `edges`, or an empty list."""
+    stack, parent = [start], {start: ""}
+    while stack:
+        node = stack.pop()
+        if node == goal:
+            path = [node]
+            while parent[path[-1]]:
+                path.append(parent[path[-1]])
+            return path[::-1]
+        for nxt in sorted(edges.get(node, ())):
+            if nxt not in parent:
+                parent[nxt] = node
+                stack.append(nxt)
+    return []
+
+
+def link(categories: list[LoadedCategory], entries: list[Loaded]) -> tuple[Encyclopedia, list[Problem]]:
+    """Check what spans entries and build the encyclopedia; problems are returned, not raised."""
+    ids = {loaded.id for loaded in entries}
+    problems = _check_ids(entries)
+    for loaded in entries:
+        problems += _check_related(loaded, ids)
+    problems += _check_cycles(entries)
+    pages = {loaded.id: Page(loaded.id, loaded.category, loaded.path, loaded.entry)
+             for loaded in sorted(entries, key=lambda e: e.id)}
+    for page in pages.values():
+        for rel in page.entry.related:
+            target = pages.get(rel.id)
+            if target is not None and target is not page:
+                page.related.append(Link(target, rel.relation, rel.why))
+                target.referenced_by.append(Link(page, INVERSE[rel.relation], rel.why))
+    ordered = sorted(categories, key=lambda c: (c.category.order, c.slug))
+    category_pages = tuple(
+        CategoryPage(c.slug, c.path, c.category, tuple(sorted(
+            (p for p in pages.values() if p.category == c.slug),
+            key=lambda p: (SEVERITIES.index(p.entry.severity), p.entry.title.lower()))))
+        for c in ordered)
+    aliases = {alias: page for page in pages.values() for alias in page.entry.aliases}
+    return Encyclopedia(category_pages, pages, aliases), problems
+
+
+def build_encyclopedia(entries_dir: Path) -> Encyclopedia:
+    """Load, validate and link everything under `entries_dir`; raise EntryError with every
+    problem found, or return the encyclopedia."""
+    if not entries_dir.is_dir():
+        raise EntryError([Problem(str(entries_dir), 1, 1, "entries folder not found",
+                                  "create it, or set `entries_dir` in the plugin's config")])
+    categories, entries, problems = load_all(entries_dir)
+    encyclopedia, link_problems = link(categories, entries)
+    problems += link_problems
+    if problems:
+        raise EntryError(problems)
+    return encyclopedia
+
+
+__all__ = ["Encyclopedia", "Page", "CategoryPage", "Link", "Related", "build_encyclopedia"]

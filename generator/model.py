@@ -1,0 +1,180 @@
+"""The entry format as typed, immutable records. The same classes validate YAML and export the
+JSON Schema (schema.py), so the schema editors see is the one the build enforces."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+)
+from pydantic_core import PydanticCustomError
+
+from .text import prose_problem
+
+SLUG_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+
+Severity = Literal["low", "medium", "high", "critical"]
+SEVERITIES: tuple[Severity, ...] = ("critical", "high", "medium", "low")
+Stage = Literal["training", "inference", "evaluation", "data-loading", "install"]
+Layer = Literal["software", "configuration", "hardware", "data"]
+Relation = Literal["confused-with", "often-caused-by", "leads-to", "co-occurs-with", "see-also"]
+Stack = Literal[
+    "PyTorch", "Hugging Face", "Accelerate", "DeepSpeed", "Megatron-LM", "vLLM", "FSDP",
+    "torchrun", "Slurm", "Shell", "Docker", "JAX", "Other",
+]
+Status = Literal["active", "retired"]
+
+
+def _fail(message: str, fix: str) -> PydanticCustomError:
+    return PydanticCustomError("entry", "{message}", {"message": message, "fix": fix})
+
+
+def _prose(value: str) -> str:
+    problem = prose_problem(value)
+    if problem:
+        raise _fail(*problem)
+    return value
+
+
+def _line(value: str) -> str:
+    _prose(value)
+    if "\n" in value.strip():
+        raise _fail("text spans several lines", "write it on one line (use `>-` to fold lines)")
+    return value
+
+
+def _verbatim(value: str) -> str:
+    if not value.strip():
+        raise _fail("text is empty", "write the text, or remove the field if it is optional")
+    return value
+
+
+def _https(value: str) -> str:
+    parts = urlsplit(value.strip())
+    if parts.scheme != "https" or not parts.netloc or any(c.isspace() for c in value.strip()):
+        raise _fail(f"`{value}` is not an https URL",
+                    "link the page over https (https://...), with no spaces")
+    return value.strip()
+
+
+def _as_signature(value: Any) -> Any:
+    return {"text": value} if isinstance(value, str) else value
+
+
+Slug = Annotated[StrictStr, Field(pattern=SLUG_PATTERN, max_length=80)]
+Prose = Annotated[StrictStr, AfterValidator(_prose)]
+Line = Annotated[StrictStr, AfterValidator(_line), Field(max_length=300)]
+Verbatim = Annotated[StrictStr, AfterValidator(_verbatim)]
+Url = Annotated[StrictStr, AfterValidator(_https)]
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Symptom(Record):
+    symptom: Line = Field(description="What the reader sees.")
+    cause: Prose = Field(description="The cause that explains this symptom.")
+
+
+class Signature(Record):
+    text: Annotated[Verbatim, Field(max_length=300)] = Field(
+        description="Error text copied from real output; `*` matches any run of characters.")
+    weight: Annotated[StrictInt, Field(ge=1, le=10)] | None = Field(
+        default=None, description="Score added when it matches (default 10, or 3 for context).")
+    context: StrictBool = Field(
+        default=False,
+        description="Counts only when a primary signature of the same entry matched too.")
+
+    @property
+    def score(self) -> int:
+        return self.weight or (3 if self.context else 10)
+
+
+class CodeExample(Record):
+    title: Line
+    stack: Stack
+    language: Annotated[StrictStr, Field(pattern=r"^[a-z0-9+#-]+$")] = "python"
+    code: Verbatim
+    why: Prose = Field(description="Why this code fixes the failure.")
+
+
+class Fix(Record):
+    summary: Prose
+    steps: Annotated[tuple[Prose, ...], Field(min_length=1)]
+    code: tuple[CodeExample, ...] = ()
+
+
+class Question(Record):
+    q: Line
+    a: Prose
+
+
+class Related(Record):
+    id: Slug
+    relation: Relation
+    why: Prose
+
+
+class Example(Record):
+    source: Url = Field(description="The public thread the log was posted in.")
+    log: Verbatim = Field(description="The log excerpt, copied as posted.")
+
+
+class AppliesTo(Record):
+    versions: tuple[Line, ...] = ()
+    hardware: tuple[Line, ...] = ()
+    fixed_in: Line | None = None
+
+
+class Reference(Record):
+    title: Line
+    url: Url
+
+
+class Entry(Record):
+    """One failure. Its id is the file name; `category` is the folder it lives in."""
+
+    id: Slug | None = Field(default=None, description="Optional; must equal the file name.")
+    title: Line
+    summary: Prose = Field(description="The quick answer: cause and fix in two or three sentences.")
+    severity: Severity
+    tags: Annotated[tuple[Slug, ...], Field(min_length=1)]
+    affects: Annotated[tuple[Line, ...], Field(min_length=1)]
+    stage: Annotated[tuple[Stage, ...], Field(min_length=1)]
+    layer: Layer | None = None
+    fix_time: Line | None = None
+    description: Prose
+    mechanism: Prose
+    observe: tuple[Prose, ...] = ()
+    symptoms: Annotated[tuple[Symptom, ...], Field(min_length=1)]
+    signatures: Annotated[
+        tuple[Annotated[Signature, BeforeValidator(_as_signature)], ...], Field(min_length=1)]
+    root_cause: Prose
+    confirm: Annotated[tuple[Prose, ...], Field(min_length=1)]
+    fix: Fix
+    prevention: tuple[Prose, ...] = ()
+    faq: tuple[Question, ...] = ()
+    production: Prose | None = None
+    related: tuple[Related, ...] = ()
+    examples: tuple[Example, ...] = ()
+    applies_to: AppliesTo | None = None
+    references: Annotated[tuple[Reference, ...], Field(min_length=1)]
+    aliases: tuple[Slug, ...] = ()
+    status: Status = "active"
+    replaced_by: Slug | None = None
+
+
+class Category(Record):
+    title: Line
+    description: Prose
+    order: StrictInt = 100

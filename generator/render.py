@@ -1,0 +1,111 @@
+"""Render stage: the encyclopedia as Markdown pages, through Jinja2 templates.
+
+Templates live in generator/templates/ and can be overridden by a file of the same name in the
+site's `overrides/encyclopedia/` folder. Every value a template prints is escaped as inline text
+unless a filter already made it Markdown (escape.Md), so contributor text is data, never markup.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from . import faq
+from .escape import Md, attr, block, code_block, inline
+from .link import CategoryPage, Encyclopedia, Page
+from .model import SEVERITIES
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+SEVERITY_TEXT = {
+    "critical": "The run dies or silently produces a wrong model, and the cause is hard to find "
+                "without this page.",
+    "high": "The run dies; the cause is known and the fix is usually quick once confirmed.",
+    "medium": "The run is degraded (slow, wasteful) or fails only in some configurations.",
+    "low": "A warning, a tooling question or a usage mistake that costs time, not the run.",
+}
+
+
+@dataclass(frozen=True)
+class RenderedPage:
+    """A generated page: its path in the docs tree and its Markdown."""
+
+    src_uri: str
+    markdown: str
+    edit_path: str | None = None
+
+
+def _finalize(value: Any) -> Any:
+    if isinstance(value, Md):
+        return value
+    if isinstance(value, bool) or value is None:
+        raise TypeError(f"template printed {value!r}: test it with `if` instead")
+    if isinstance(value, (int, float)):
+        return str(value)
+    return inline(str(value))
+
+
+def _front_matter(**fields: Any) -> Md:
+    # JSON is valid YAML and quotes every string, so no title can break the front matter.
+    lines = [f"{key}: {json.dumps(value, ensure_ascii=False)}" for key, value in fields.items()
+             if value is not None]
+    return Md("---\n" + "\n".join(lines) + "\n---")
+
+
+def environment(override_dir: Path | None = None) -> jinja2.Environment:
+    search = [str(override_dir)] if override_dir and override_dir.is_dir() else []
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader([*search, str(TEMPLATES)]),
+        autoescape=False,  # the output is Markdown: _finalize escapes for Markdown instead
+        finalize=_finalize,
+        undefined=jinja2.StrictUndefined,
+        # `{#id}` is Markdown attribute syntax here, so Jinja comments use another marker.
+        comment_start_string="{##",
+        comment_end_string="##}",
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(inline=inline, block=block, code=code_block, attr=attr, md=Md,
+                       cell=inline, json=lambda v: Md(json.dumps(v)))
+    env.globals.update(front_matter=_front_matter,  severities=SEVERITIES,
+                       severity_text=SEVERITY_TEXT)
+    return env
+
+
+def render_site(enc: Encyclopedia, edit_url: str | None,
+                override_dir: Path | None = None) -> list[RenderedPage]:
+    """Every generated page of the site, in a stable order."""
+    env = environment(override_dir)
+    pages: list[RenderedPage] = []
+
+    def add(template: str, src_uri: str, edit_path: str | None = None, **context: Any) -> None:
+        def link(target: Page | CategoryPage | str) -> Md:
+            """Relative link to another page's Markdown source, so MkDocs checks it."""
+            uri = target if isinstance(target, str) else target.src_uri
+            return Md(posixpath.relpath(uri, posixpath.dirname(src_uri) or "."))
+
+        edit = edit_url.format(path=edit_path) if edit_url and edit_path else None
+        text = env.get_template(template).render(src_uri=src_uri, enc=enc, link=link,
+                                                 edit=edit, **context)
+        pages.append(RenderedPage(src_uri, text, edit_path))
+
+    add("home.md.j2", "index.md")
+    add("categories.md.j2", "categories.md")
+    add("severity.md.j2", "severity.md")
+    add("tags.md.j2", "tags/index.md", tags=enc.tags)
+    for tag, tagged in enc.tags.items():
+        add("tag.md.j2", f"tags/{tag}.md", tag=tag, tagged=tagged)
+    for category in enc.categories:
+        add("category.md.j2", f"{category.slug}/index.md", category.path, category=category)
+        for page in category.pages:
+            add("entry.md.j2", page.src_uri, page.path, page=page, e=page.entry,
+                faq=faq.questions(page), category=category)
+    for alias, page in sorted(enc.aliases.items()):
+        add("redirect.md.j2", f"{page.category}/{alias}.md", target=page)
+    return pages

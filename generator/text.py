@@ -1,0 +1,78 @@
+"""Contributor text: the one markup it has (backtick code spans) and the checks on it.
+
+Prose is plain text with inline code spans. Everything else a contributor writes is data and is
+escaped wherever it lands (see render/escape.py); these helpers define how prose is split so that
+validation and rendering agree on what is code and what is text.
+"""
+
+from __future__ import annotations
+
+import re
+
+_BACKTICKS = re.compile(r"`+")
+_HTML = re.compile(r"<\s*/?\s*[A-Za-z][A-Za-z0-9-]*(\s[^<>]*)?/?\s*>|<!--|<\?|<!\[CDATA\[")
+_JS_URL = re.compile(r"\b(javascript|vbscript|data)\s*:", re.IGNORECASE)
+PLACEHOLDERS = re.compile(r"\b(TODO|TBD|FIXME|XXX|lorem ipsum)\b|^\s*\.\.\.\s*$", re.IGNORECASE)
+
+
+def split_code(text: str) -> list[tuple[bool, str]]:
+    """Split prose into (is_code, text) parts; a code span opens and closes with backtick runs of
+    the same length, as in CommonMark. An unmatched run of backticks stays literal text."""
+    parts: list[tuple[bool, str]] = []
+    pos = 0
+    plain_from = 0
+    while True:
+        opening = _BACKTICKS.search(text, pos)
+        if opening is None:
+            break
+        run = opening.group()
+        closing = opening.end()
+        while True:
+            match = _BACKTICKS.search(text, closing)
+            if match is None or match.group() == run:
+                break
+            closing = match.end()
+        if match is None:
+            pos = opening.end()
+            continue
+        if opening.start() > plain_from:
+            parts.append((False, text[plain_from : opening.start()]))
+        code = text[opening.end() : match.start()]
+        if code.startswith(" ") and code.endswith(" ") and code.strip():
+            code = code[1:-1]
+        parts.append((True, code))
+        plain_from = pos = match.end()
+    if plain_from < len(text):
+        parts.append((False, text[plain_from:]))
+    return parts
+
+
+def plain_parts(text: str) -> str:
+    """The text outside code spans, joined; what HTML and link checks look at."""
+    return " ".join(part for is_code, part in split_code(text) if not is_code)
+
+
+def prose_problem(text: str) -> tuple[str, str] | None:
+    """Why `text` is not acceptable prose, as (what is wrong, how to fix it), or None."""
+    if not text.strip():
+        return ("text is empty", "write the text, or remove the field if it is optional")
+    plain = plain_parts(text)
+    html = _HTML.search(plain)
+    if html:
+        return (f"raw HTML `{html.group()}` in text",
+                "markup is not rendered: put code and identifiers like `<module>` in backticks, "
+                "or remove the tag")
+    if _JS_URL.search(plain):
+        return ("script URL scheme in text", "remove the `javascript:`/`data:` URL")
+    return None
+
+
+def paragraphs(text: str) -> list[str]:
+    """Blank-line separated paragraphs, each with its lines joined by spaces."""
+    blocks = re.split(r"\n\s*\n", text.strip())
+    return [" ".join(line.strip() for line in block.splitlines()) for block in blocks if block.strip()]
+
+
+def one_line(text: str) -> str:
+    """Text flattened onto one line (for table cells, headings and list items)."""
+    return " ".join(text.split())

@@ -1,0 +1,192 @@
+"""Read one YAML file into plain data plus the line and column of every value.
+
+The YAML is composed into nodes (C parser when available) and turned into data here, not by
+PyYAML's constructor, so that: every key and value keeps its position for error messages,
+duplicate keys are caught, anchors and aliases are refused before anything is expanded (the
+"billion laughs" bomb costs nothing), and no tag can construct a Python object.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from .problems import Problem
+
+try:  # the C parser is several times faster; fall back when libyaml is missing
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover - depends on how PyYAML was built
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+MAX_BYTES = 512 * 1024
+MAX_DEPTH = 12
+_TAG = "tag:yaml.org,2002:"
+_SCALAR_TAGS = {_TAG + t for t in ("str", "int", "float", "bool", "null", "timestamp")}
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+
+Path = tuple[str | int, ...]
+
+
+@dataclass
+class Source:
+    """A file's data with positions: `marks[path]` is where the value at `path` starts and
+    `key_marks[path]` where its key is written (for mapping members)."""
+
+    path: str
+    data: Any = None
+    marks: dict[Path, tuple[int, int]] = field(default_factory=dict)
+    key_marks: dict[Path, tuple[int, int]] = field(default_factory=dict)
+
+    def position(self, path: Path, *, key: bool = False) -> tuple[int, int]:
+        """The closest known position of `path` (falling back to its parents)."""
+        for end in range(len(path), -1, -1):
+            prefix = path[:end]
+            if key and prefix in self.key_marks:
+                return self.key_marks[prefix]
+            if prefix in self.marks:
+                return self.marks[prefix]
+        return (1, 1)
+
+
+class _Refused(Exception):
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+
+
+def _at(path: str, mark: Any, message: str, fix: str) -> Problem:
+    return Problem(path, mark.line + 1, mark.column + 1, message, fix)
+
+
+def _decode(path: str, raw: bytes) -> str:
+    if len(raw) > MAX_BYTES:
+        raise _Refused(Problem(path, 1, 1, f"file is {len(raw):,} bytes, over the limit of "
+                               f"{MAX_BYTES:,}", "an entry is a page of text: shorten it or "
+                               "split it into several entries"))
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raise _Refused(Problem(path, 1, 1, "file starts with a UTF-8 byte-order mark",
+                               "save the file as UTF-8 without BOM"))
+    if b"\x00" in raw:
+        line = raw[: raw.index(b"\x00")].count(b"\n") + 1
+        raise _Refused(Problem(path, line, 1, "file holds binary data (a NUL byte)",
+                               "entries are UTF-8 text: replace the file with the YAML entry"))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        before = raw[: err.start]
+        line = before.count(b"\n") + 1
+        col = err.start - (before.rfind(b"\n") + 1) + 1
+        raise _Refused(Problem(path, line, col, f"byte 0x{raw[err.start]:02x} is not valid UTF-8",
+                               "re-save the file with UTF-8 encoding")) from None
+    for number, line_text in enumerate(text.splitlines(), 1):
+        stripped = line_text.lstrip(" ")
+        if stripped.startswith("\t"):
+            raise _Refused(Problem(path, number, len(line_text) - len(stripped) + 1,
+                                   "tab character in indentation",
+                                   "YAML indents with spaces: replace the tab with spaces"))
+    return text
+
+
+def _compose(path: str, text: str) -> yaml.Node | None:
+    try:
+        nodes = list(yaml.compose_all(text, Loader=_Loader))
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        what = (err.problem or err.context or "invalid YAML").strip()
+        if mark is None:
+            raise _Refused(Problem(path, 1, 1, f"invalid YAML: {what}",
+                                   "fix the YAML syntax")) from None
+        raise _Refused(_at(path, mark, f"invalid YAML: {what}",
+                           "fix the YAML syntax at this point (quote text that holds `: ` "
+                           "or starts with a special character)")) from None
+    except yaml.YAMLError as err:
+        raise _Refused(Problem(path, 1, 1, f"invalid YAML: {err}", "fix the YAML syntax")) from None
+    except RecursionError:
+        raise _Refused(Problem(path, 1, 1, "YAML is nested too deeply",
+                               f"entries nest at most {MAX_DEPTH} levels")) from None
+    if len(nodes) > 1:
+        raise _Refused(_at(path, nodes[1].start_mark, "file holds more than one YAML document",
+                           "keep one entry per file and remove the `---` separator"))
+    return nodes[0] if nodes else None
+
+
+class _Builder:
+    """Turns a node tree into data, recording positions and refusing what entries must not use."""
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+        self.seen: set[int] = set()
+        self.problems: list[Problem] = []
+
+    def build(self, node: yaml.Node, path: Path) -> Any:
+        if id(node) in self.seen:
+            raise _Refused(_at(self.source.path, node.start_mark,
+                               "YAML anchors and aliases are not allowed",
+                               "write the value out in full where it is used"))
+        self.seen.add(id(node))
+        if len(path) > MAX_DEPTH:
+            raise _Refused(_at(self.source.path, node.start_mark, "YAML is nested too deeply",
+                               f"entries nest at most {MAX_DEPTH} levels"))
+        self.source.marks[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
+        if isinstance(node, yaml.MappingNode):
+            return self._mapping(node, path)
+        if isinstance(node, yaml.SequenceNode):
+            self._check_tag(node, _TAG + "seq")
+            return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
+        return self._scalar(node)
+
+    def _check_tag(self, node: yaml.Node, *allowed: str) -> None:
+        if node.tag not in allowed:
+            raise _Refused(_at(self.source.path, node.start_mark,
+                               f"YAML tag `{node.tag}` is not allowed",
+                               "remove the `!`-tag: entries hold plain text, lists and mappings"))
+
+    def _scalar(self, node: yaml.Node) -> Any:
+        self._check_tag(node, *_SCALAR_TAGS)
+        if node.tag in (_TAG + "str", _TAG + "timestamp"):
+            return node.value  # dates stay text: entries have no date fields
+        return _CONSTRUCTOR.construct_object(node)
+
+    def _mapping(self, node: yaml.MappingNode, path: Path) -> dict[str, Any]:
+        self._check_tag(node, _TAG + "map")
+        result: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == _TAG + "merge":
+                raise _Refused(_at(self.source.path, key_node.start_mark,
+                                   "YAML merge keys (`<<`) are not allowed",
+                                   "write the keys out in full"))
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag != _TAG + "str":
+                raise _Refused(_at(self.source.path, key_node.start_mark,
+                                   "mapping key is not plain text",
+                                   "use a field name such as `title:` as the key"))
+            key = key_node.value
+            key_path = (*path, key)
+            if key in result:
+                first = self.source.key_marks[key_path]
+                self.problems.append(_at(self.source.path, key_node.start_mark,
+                                         f"duplicate key `{key}` (first at line {first[0]})",
+                                         "keep one of the two and delete the other"))
+                continue
+            self.source.key_marks[key_path] = (key_node.start_mark.line + 1,
+                                               key_node.start_mark.column + 1)
+            result[key] = self.build(value_node, key_path)
+        return result
+
+
+def read_source(path: str, raw: bytes) -> tuple[Source, list[Problem]]:
+    """Parse `raw` (the bytes of `path`); return the data with positions and any problems.
+
+    When a problem makes the file unreadable, `data` is None and the problem explains why."""
+    source = Source(path)
+    try:
+        node = _compose(path, _decode(path, raw))
+        if node is None:
+            return source, [Problem(path, 1, 1, "file is empty (or holds only comments)",
+                                    "fill in the entry; `encyclopedia new` writes a template")]
+        builder = _Builder(source)
+        source.data = builder.build(node, ())
+    except _Refused as refused:
+        source.data = None
+        return source, [refused.problem]
+    return source, builder.problems
