@@ -9,6 +9,7 @@ produced `Md` (see render.py), so a template cannot forget to escape.
 
 from __future__ import annotations
 
+import html
 import re
 
 from .text import one_line, paragraphs, split_code
@@ -53,6 +54,6 @@ def code_block(code: str, language: str = "text", indent: int = 0) -> Md:
 
 
 def attr(value: str) -> Md:
-    """A value inside a double-quoted HTML attribute (URLs are validated as https before):
-    quotes, `<`, `>` and `&` become character references like every other special character."""
-    return Md(_escape(value))
+    """A value inside a double-quoted attribute of an inline HTML tag. Python-Markdown keeps such
+    a tag whole, so HTML escaping is all it needs (URLs are validated as https before)."""
+    return Md(html.escape(value, quote=True))

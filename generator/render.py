@@ -7,6 +7,7 @@ unless a filter already made it Markdown (escape.Md), so contributor text is dat
 
 from __future__ import annotations
 
+import html
 import json
 import posixpath
 from dataclasses import dataclass
@@ -51,10 +52,20 @@ def _finalize(value: Any) -> Any:
 
 
 def _front_matter(**fields: Any) -> Md:
-    # JSON is valid YAML and quotes every string, so no title can break the front matter.
-    lines = [f"{key}: {json.dumps(value, ensure_ascii=False)}" for key, value in fields.items()
-             if value is not None]
+    """Front matter for a page. JSON is valid YAML and quotes every string, so no value can break
+    out of it; strings are HTML-escaped because the theme prints `title` and `description` into
+    the page head without escaping them."""
+    lines = [f"{key}: {json.dumps(_html_text(value), ensure_ascii=False)}"
+             for key, value in fields.items() if value is not None]
     return Md("---\n" + "\n".join(lines) + "\n---")
+
+
+def _html_text(value: Any) -> Any:
+    if isinstance(value, str):
+        return html.escape(value, quote=True)
+    if isinstance(value, (list, tuple)):
+        return [_html_text(v) for v in value]
+    return value
 
 
 def environment(override_dir: Path | None = None) -> jinja2.Environment:

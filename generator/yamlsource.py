@@ -79,12 +79,6 @@ def _decode(path: str, raw: bytes) -> str:
         col = err.start - (before.rfind(b"\n") + 1) + 1
         raise _Refused(Problem(path, line, col, f"byte 0x{raw[err.start]:02x} is not valid UTF-8",
                                "re-save the file with UTF-8 encoding")) from None
-    for number, line_text in enumerate(text.splitlines(), 1):
-        stripped = line_text.lstrip(" ")
-        if stripped.startswith("\t"):
-            raise _Refused(Problem(path, number, len(line_text) - len(stripped) + 1,
-                                   "tab character in indentation",
-                                   "YAML indents with spaces: replace the tab with spaces"))
     return text
 
 
@@ -94,6 +88,11 @@ def _compose(path: str, text: str) -> yaml.Node | None:
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         what = (err.problem or err.context or "invalid YAML").strip()
+        lines = text.splitlines()
+        at = lines[mark.line][mark.column : mark.column + 1] if mark.line < len(lines) else ""
+        if at == "\t" or "'\\t'" in what:
+            raise _Refused(_at(path, mark, "tab character where YAML expects indentation",
+                               "YAML indents with spaces: replace the tab with spaces")) from None
         if mark is None:
             raise _Refused(Problem(path, 1, 1, f"invalid YAML: {what}",
                                    "fix the YAML syntax")) from None

@@ -1,0 +1,32 @@
+# The two quick-start commands: `make serve` and `make test`. Both create or reuse .venv.
+PYTHON ?= python3
+VENV ?= .venv
+BIN = $(VENV)/bin
+STAMP = $(VENV)/.installed
+
+.PHONY: serve test lint build check bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+serve: $(STAMP)
+	$(BIN)/mkdocs serve --livereload --dev-addr 127.0.0.1:8000
+
+build: $(STAMP)
+	$(BIN)/mkdocs build --strict
+
+check: $(STAMP)
+	$(BIN)/encyclopedia check
+
+lint: $(STAMP)
+	$(BIN)/ruff check generator tests scripts
+	$(BIN)/mypy
+
+test: $(STAMP) lint
+	$(BIN)/pytest
+
+clean:
+	rm -rf site $(VENV)

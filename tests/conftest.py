@@ -1,0 +1,58 @@
+"""Shared fixtures: sites are built once per session and shared between tests."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support import ROOT, build_site, serve_dir
+
+FIXTURE_ENTRIES = ROOT / "tests" / "fixtures" / "site" / "entries"
+
+
+@pytest.fixture(scope="session")
+def fixture_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fixture entries built with `mkdocs build --strict`."""
+    return build_site(FIXTURE_ENTRIES, tmp_path_factory.mktemp("fixture") / "site")
+
+
+@pytest.fixture(scope="session")
+def shipped_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shipped entries built with `mkdocs build --strict`."""
+    return build_site(ROOT / "entries", tmp_path_factory.mktemp("shipped") / "site")
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[object]:
+    """Debian's Chromium driven by Playwright. Missing Chromium fails in CI and skips elsewhere."""
+    path = "/usr/bin/chromium"
+    if not os.path.exists(path):
+        message = f"{path} not found: install Debian's chromium package"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=path, headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"])
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="session")
+def shipped_url(shipped_site: Path) -> Iterator[str]:
+    with serve_dir(shipped_site) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def fixture_url(fixture_site: Path) -> Iterator[str]:
+    with serve_dir(fixture_site) as url:
+        yield url
+

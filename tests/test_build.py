@@ -1,0 +1,127 @@
+"""A real `mkdocs build --strict` of the fixture entries: pages, links, exports, search index."""
+
+from __future__ import annotations
+
+import html as htmllib
+import json
+import re
+from pathlib import Path
+
+from tests.support import ROOT, run_build
+
+
+def read(site: Path, rel: str) -> str:
+    return (site / rel).read_text(encoding="utf-8")
+
+
+def test_every_kind_of_page_is_built(fixture_site: Path) -> None:
+    for rel in ["index.html", "categories/index.html", "severity/index.html", "tags/index.html",
+                "tags/oom/index.html", "memory/index.html", "kernels/index.html",
+                "memory/alpha-oom/index.html", "kernels/beta-illegal-access/index.html",
+                "404.html", "contributing/index.html", "api/entries.json",
+                "api/signatures.json", "api/schema.json", "schema/entry.schema.json"]:
+        assert (fixture_site / rel).is_file(), rel
+
+
+def test_entry_page_has_every_section_in_order(fixture_site: Path) -> None:
+    html = read(fixture_site, "memory/alpha-oom/index.html")
+    ids = ["fix", "what", "mechanism", "observe", "symptoms", "confirm", "signatures",
+           "root-cause", "prevention", "faq", "related", "examples", "references"]
+    positions = [html.index(f'id="{i}"') for i in ids]
+    assert positions == sorted(positions)
+    assert html.index("Quick answer") < html.index('id="fix"')
+
+
+def test_related_links_go_both_ways(fixture_site: Path) -> None:
+    alpha = read(fixture_site, "memory/alpha-oom/index.html")
+    beta = read(fixture_site, "kernels/beta-illegal-access/index.html")
+    assert re.search(r'href="../../kernels/beta-illegal-access/"[^>]*>Beta illegal access</a>', alpha)
+    assert "leads to" in alpha
+    referenced = beta[beta.index("Referenced by"):]
+    assert re.search(r'href="../../memory/alpha-oom/"[^>]*>Alpha out of memory</a>', referenced)
+    assert "often caused by" in referenced
+
+
+def test_edit_link_points_at_the_yaml_file(fixture_site: Path) -> None:
+    html = read(fixture_site, "memory/alpha-oom/index.html")
+    match = re.search(r'<a href="([^"]+)">Edit this entry</a>', html)
+    assert match is not None
+    assert htmllib.unescape(match.group(1)).endswith("/entries/memory/alpha-oom.yaml")
+
+
+def test_category_page_lists_its_entries_only(fixture_site: Path) -> None:
+    html = read(fixture_site, "kernels/index.html")
+    assert "Beta illegal access" in html
+    assert "Alpha out of memory" not in html
+
+
+def test_tag_pages_list_tagged_entries_and_chips_link_to_them(fixture_site: Path) -> None:
+    tag = read(fixture_site, "tags/memory/index.html")
+    assert "Alpha out of memory" in tag and "Beta illegal access" in tag
+    assert "Tricky" not in tag
+    entry = read(fixture_site, "memory/alpha-oom/index.html")
+    assert 'href="../../tags/oom/#tag:oom"' in entry
+    index = read(fixture_site, "tags/index.html")
+    assert 'href="oom/"' in index
+
+
+def test_alias_redirects_to_the_entry(fixture_site: Path) -> None:
+    html = read(fixture_site, "memory/alpha-old/index.html")
+    assert '<meta http-equiv="refresh" content="0; url=../alpha-oom/">' in html
+
+
+def test_sidebar_is_short(fixture_site: Path) -> None:
+    html = read(fixture_site, "memory/alpha-oom/index.html")
+    nav = html[html.index('<nav class="md-nav md-nav--primary"'):]
+    nav = nav[: nav.index("</nav>")]
+    labels = re.findall(r'<span class="md-ellipsis">\s*([^<]+?)\s*</span>', nav)
+    assert labels == ["Home", "Categories", "Tags", "Severity", "Contributing"]
+
+
+def test_search_index_holds_entries_and_signatures(fixture_site: Path) -> None:
+    index = json.loads(read(fixture_site, "search/search_index.json"))
+    docs = index["docs"]
+    locations = {d["location"] for d in docs}
+    assert "memory/alpha-oom/" in locations
+    text = " ".join(d["text"] for d in docs if d["location"].startswith("memory/alpha-oom/"))
+    assert "alpha ran out of memory while allocating" in text
+    assert index["config"]["separator"].startswith("[\\s\\-,:")
+
+
+def test_exports_resolve_entries(fixture_site: Path) -> None:
+    entries = json.loads(read(fixture_site, "api/entries.json"))
+    alpha = next(e for e in entries if e["id"] == "alpha-oom")
+    assert alpha["url"].endswith("memory/alpha-oom/")
+    assert alpha["related"][0]["id"] == "beta-illegal-access"
+    beta = next(e for e in entries if e["id"] == "beta-illegal-access")
+    assert beta["referenced_by"][0]["id"] == "alpha-oom"
+    signatures = json.loads(read(fixture_site, "api/signatures.json"))
+    assert {"text": "alpha_kernel_launch", "weight": 3, "context": True} in next(
+        s for s in signatures if s["id"] == "alpha-oom")["signatures"]
+    schema = json.loads(read(fixture_site, "api/schema.json"))
+    assert "severity" in schema["required"]
+    assert read(fixture_site, "api/schema.json") == (ROOT / "schema" / "entry.schema.json").read_text()
+
+
+def test_no_third_party_assets(fixture_site: Path) -> None:
+    for path in fixture_site.rglob("*.html"):
+        html = path.read_text(encoding="utf-8")
+        for tag in re.findall(r"<(?:script|link|img|iframe)\b[^>]*>", html):
+            for url in re.findall(r'(?:src|href)="([^"]+)"', tag):
+                assert not re.match(r"(https?:)?//", url), f"{path}: {tag}"
+
+
+def test_failing_build_writes_nothing(tmp_path: Path) -> None:
+    entries = tmp_path / "entries" / "memory"
+    entries.mkdir(parents=True)
+    (entries / "_category.yaml").write_text("title: Memory\ndescription: Memory failures.\n")
+    (entries / "broken.yaml").write_text("title: Broken\nseverity: huge\n")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "keep.txt").write_text("old site")
+    result = run_build(tmp_path / "entries", site)
+    assert result.returncode == 1
+    assert "entries/memory/broken.yaml:2:11: `huge` is not a valid value for `severity`" in result.stderr
+    assert "missing required field `summary`" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert sorted(p.name for p in site.iterdir()) == ["keep.txt"]
