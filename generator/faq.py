@@ -65,8 +65,9 @@ def _next(page: Page) -> Md | None:
     if not links:
         return None
     items = [f"- [{inline(link.page.entry.title)}](../{link.page.category}/{link.page.id}.md) "
-             f"({inline(link.relation.replace('-', ' '))}): {inline(link.why)}" for link in links]
-    return Md("\n".join(items))
+             f"({inline(link.relation.replace('-', ' '))})" for link in links]
+    return Md(inline("If the fix does not help, or the symptoms only partly match:") + "\n\n"
+              + "\n".join(items))
 
 
 def _recur(page: Page) -> Md | None:
@@ -78,8 +79,8 @@ def _recur(page: Page) -> Md | None:
     if fixed_in:
         parts.append(inline("Upgrading removes this cause: it is fixed in " + fixed_in + "."))
     if entry.prevention:
-        parts.append(inline(f"It comes back when the conditions that caused it return. The "
-                            f"prevention checklist has {len(entry.prevention)} item(s); the first:"))
+        parts.append(inline("It stays away while the prevention checklist holds. The first check "
+                            "to automate:"))
         parts.append(block(entry.prevention[0]))
     return Md("\n\n".join(parts))
 
