@@ -1,0 +1,73 @@
+"""`mkdocs serve` watches the entries: an edit shows up, a broken edit prints the validation
+errors without killing the server, and fixing it recovers."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.conftest import FIXTURE_ENTRIES
+from tests.support import ROOT
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def fetch(url: str) -> str | None:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return str(response.read().decode("utf-8"))
+    except (urllib.error.URLError, TimeoutError, ConnectionError):
+        return None
+
+
+def wait_for(condition: Callable[[], bool], what: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.3)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_serve_reloads_entries(tmp_path: Path) -> None:
+    entries = tmp_path / "entries"
+    shutil.copytree(FIXTURE_ENTRIES, entries)
+    entry = entries / "memory" / "alpha-oom.yaml"
+    port = free_port()
+    log = tmp_path / "serve.log"
+    env = {**os.environ, "ENCYCLOPEDIA_ENTRIES": str(entries), "NO_MKDOCS_2_WARNING": "1"}
+    with log.open("w") as out:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "mkdocs", "serve", "--livereload", "-a", f"127.0.0.1:{port}",
+             "-f", str(ROOT / "mkdocs.yml")], cwd=ROOT, env=env, stdout=out, stderr=out)
+    url = f"http://127.0.0.1:{port}/memory/alpha-oom/"
+    try:
+        wait_for(lambda: "Alpha out of memory" in (fetch(url) or ""), "first build")
+
+        entry.write_text(entry.read_text().replace("title: Alpha out of memory",
+                                                   "title: Alpha edited live"))
+        wait_for(lambda: "Alpha edited live" in (fetch(url) or ""), "the edit to show")
+
+        original = entry.read_text()
+        entry.write_text(original + "severity: huge\n")
+        wait_for(lambda: "duplicate key `severity`" in log.read_text(), "the validation error")
+        assert server.poll() is None, "the server died on a broken entry"
+        assert "memory/alpha-oom.yaml:" in log.read_text()
+
+        entry.write_text(original.replace("title: Alpha edited live", "title: Alpha fixed"))
+        wait_for(lambda: "Alpha fixed" in (fetch(url) or ""), "recovery after the fix")
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
