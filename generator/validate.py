@@ -65,11 +65,13 @@ def _find_model(annotation: Any) -> type[BaseModel] | None:
 
 
 def _literal_choices(root: type[BaseModel], loc: Path) -> list[str]:
-    model = _model_at(root, loc[:-1]) if loc else None
-    names = [p for p in loc if isinstance(p, str)]
-    if not model or not names or names[-1] not in model.model_fields:
+    names = [i for i, part in enumerate(loc) if isinstance(part, str)]
+    if not names:
         return []
-    return _literals(model.model_fields[names[-1]].annotation)
+    last = names[-1]
+    model = _model_at(root, loc[:last])
+    field = model.model_fields.get(str(loc[last])) if model else None
+    return _literals(field.annotation) if field else []
 
 
 def _literals(annotation: Any) -> list[str]:
@@ -120,15 +122,29 @@ def _problem(source: Source, root: type[BaseModel], error: Any) -> Problem:
     if kind == "too_short":
         return Problem(source.path, line, col, f"`{name}` is empty",
                        f"add at least {ctx.get('min_length', 1)} item(s)")
-    if kind == "string_too_long":
+    if kind in ("string_too_long", "too_long"):
         return Problem(source.path, line, col, f"`{name}` is longer than {ctx['max_length']} "
                        "characters", "shorten it: put details in a prose field")
+    if kind == "less_than_equal":
+        return Problem(source.path, line, col, f"`{name}` is {value}, above the maximum of "
+                       f"{ctx['le']}", f"use a number from the allowed range, at most {ctx['le']}")
+    if kind == "greater_than_equal":
+        return Problem(source.path, line, col, f"`{name}` is {value}, below the minimum of "
+                       f"{ctx['ge']}", f"use a number from the allowed range, at least {ctx['ge']}")
     if kind in _KINDS:
         return Problem(source.path, line, col,
                        f"`{name}` should be {_KINDS[kind]}, not {_yaml_kind(value)}",
                        f"write {_KINDS[kind]} here (quote text such as `yes`, `no` or numbers)")
     return Problem(source.path, line, col, f"`{name}`: {error['msg']}",
                    "see docs/entry-format.md for this field")
+
+
+def _nested_failed(errors: list[Any], error: Any) -> bool:
+    """A list's "too short" error is noise when one of its items failed: pydantic counts only
+    the items that validated."""
+    loc = tuple(error["loc"])
+    return any(len(other["loc"]) > len(loc) and tuple(other["loc"][: len(loc)]) == loc
+               for other in errors)
 
 
 def validate_record(source: Source, model: type[Entry] | type[Category]) -> tuple[Any, list[Problem]]:
@@ -139,4 +155,6 @@ def validate_record(source: Source, model: type[Entry] | type[Category]) -> tupl
     try:
         return model.model_validate(source.data), []
     except ValidationError as err:
-        return None, [_problem(source, model, e) for e in err.errors()]
+        errors = err.errors()
+        return None, [_problem(source, model, e) for e in errors
+                      if not (e["type"] == "too_short" and _nested_failed(errors, e))]

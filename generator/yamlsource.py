@@ -90,6 +90,9 @@ def _compose(path: str, text: str) -> yaml.Node | None:
         what = (err.problem or err.context or "invalid YAML").strip()
         lines = text.splitlines()
         at = lines[mark.line][mark.column : mark.column + 1] if mark.line < len(lines) else ""
+        if "nesting depth" in what:
+            raise _Refused(_at(path, mark, "YAML is nested too deeply",
+                               f"entries nest at most {MAX_DEPTH} levels")) from None
         if at == "\t" or "'\\t'" in what:
             raise _Refused(_at(path, mark, "tab character where YAML expects indentation",
                                "YAML indents with spaces: replace the tab with spaces")) from None
@@ -137,8 +140,9 @@ class _Builder:
 
     def _check_tag(self, node: yaml.Node, *allowed: str) -> None:
         if node.tag not in allowed:
+            tag = "!!" + node.tag[len(_TAG):] if node.tag.startswith(_TAG) else node.tag
             raise _Refused(_at(self.source.path, node.start_mark,
-                               f"YAML tag `{node.tag}` is not allowed",
+                               f"YAML tag `{tag}` is not allowed",
                                "remove the `!`-tag: entries hold plain text, lists and mappings"))
 
     def _scalar(self, node: yaml.Node) -> Any:
