@@ -111,7 +111,7 @@ def _check_ids(entries: list[Loaded]) -> list[Problem]:
     return problems
 
 
-def _check_related(loaded: Loaded, ids: set[str]) -> list[Problem]:
+def _check_related(loaded: Loaded, ids: set[str], broken: set[str]) -> list[Problem]:
     problems: list[Problem] = []
     seen: set[str] = set()
     for i, rel in enumerate(loaded.entry.related):
@@ -119,6 +119,8 @@ def _check_related(loaded: Loaded, ids: set[str]) -> list[Problem]:
         if rel.id == loaded.id:
             problems.append(Problem(loaded.path, line, col, "entry lists itself as related",
                                     "remove this item"))
+        elif rel.id in broken:
+            pass  # the target exists but is invalid: its own problems are reported
         elif rel.id not in ids:
             problems.append(Problem(loaded.path, line, col, f"related id `{rel.id}` is not an entry",
                                     f"{did_you_mean(rel.id, ids)}link an existing entry, or add "
@@ -193,12 +195,14 @@ def _path(edges: dict[str, set[str]], start: str, goal: str) -> list[str]:
     return []
 
 
-def link(categories: list[LoadedCategory], entries: list[Loaded]) -> tuple[Encyclopedia, list[Problem]]:
-    """Check what spans entries and build the encyclopedia; problems are returned, not raised."""
+def link(categories: list[LoadedCategory], entries: list[Loaded],
+         broken: frozenset[str] = frozenset()) -> tuple[Encyclopedia, list[Problem]]:
+    """Check what spans entries and build the encyclopedia; problems are returned, not raised.
+    `broken` holds the ids of entry files that failed validation."""
     ids = {loaded.id for loaded in entries}
     problems = _check_ids(entries)
     for loaded in entries:
-        problems += _check_related(loaded, ids)
+        problems += _check_related(loaded, ids, set(broken))
     problems += _check_cycles(entries)
     pages = {loaded.id: Page(loaded.id, loaded.category, loaded.path, loaded.entry)
              for loaded in sorted(entries, key=lambda e: e.id)}
@@ -225,7 +229,8 @@ def build_encyclopedia(entries_dir: Path) -> Encyclopedia:
         raise EntryError([Problem(str(entries_dir), 1, 1, "entries folder not found",
                                   "create it, or set `entries_dir` in the plugin's config")])
     categories, entries, problems = load_all(entries_dir)
-    encyclopedia, link_problems = link(categories, entries)
+    broken = frozenset(Path(p.path).stem for p in problems) - {e.id for e in entries}
+    encyclopedia, link_problems = link(categories, entries, broken)
     problems += link_problems
     if problems:
         raise EntryError(problems)

@@ -113,7 +113,8 @@ def entry_files(entries_dir: Path) -> tuple[list[Path], list[Path], list[Problem
 
 
 def load_all(entries_dir: Path) -> tuple[list[LoadedCategory], list[Loaded], list[Problem]]:
-    """Load every category and entry under `entries_dir`, collecting all problems."""
+    """Load every category and entry under `entries_dir`, collecting all problems. Invalid
+    entries are left out of the result; their problems say why."""
     base = entries_dir.parent
     category_files, entry_paths, problems = entry_files(entries_dir)
     categories: list[LoadedCategory] = []

@@ -11,7 +11,7 @@ import re
 
 _BACKTICKS = re.compile(r"`+")
 _HTML = re.compile(r"<\s*/?\s*[A-Za-z][A-Za-z0-9-]*(\s[^<>]*)?/?\s*>|<!--|<\?|<!\[CDATA\[")
-_JS_URL = re.compile(r"\b(javascript|vbscript|data)\s*:", re.IGNORECASE)
+_JS_URL = re.compile(r"\b(javascript|vbscript)\s*:|\bdata:[a-z]+/[a-z0-9.+-]+[;,]", re.IGNORECASE)
 PLACEHOLDERS = re.compile(r"\b(TODO|TBD|FIXME|XXX|lorem ipsum)\b|^\s*\.\.\.\s*$", re.IGNORECASE)
 
 
