@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any, BinaryIO
 
 import click
 
-from . import exports
+from . import diagnose, exports
 from .link import build_encyclopedia
 from .problems import EntryError, Problem
 
@@ -23,8 +24,21 @@ def _entries_dir(value: str | None) -> Path:
 
 def _emit(problems: list[Problem], fmt: str) -> None:
     if fmt == "json":
-        click.echo(json.dumps([{"path": p.path, "line": p.line, "col": p.col,
-                                "message": p.message, "fix": p.fix} for p in problems], indent=1))
+        click.echo(
+            json.dumps(
+                [
+                    {
+                        "path": p.path,
+                        "line": p.line,
+                        "col": p.col,
+                        "message": p.message,
+                        "fix": p.fix,
+                    }
+                    for p in problems
+                ],
+                indent=1,
+            )
+        )
         return
     for p in problems:
         if fmt == "github":
@@ -41,8 +55,14 @@ def main() -> None:
 
 @main.command()
 @click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
-@click.option("--format", "fmt", type=click.Choice(["text", "github", "json"]), default="text",
-              show_default=True, help="How to print problems.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "github", "json"]),
+    default="text",
+    show_default=True,
+    help="How to print problems.",
+)
 def check(entries_dir: str | None, fmt: str) -> None:
     """Validate every entry and the links between them."""
     try:
@@ -55,8 +75,9 @@ def check(entries_dir: str | None, fmt: str) -> None:
     if fmt == "json":
         click.echo("[]")
     elif fmt == "text":
-        click.echo(f"{len(enc.pages)} entries in {len(enc.categories)} categories: no problems.",
-                   err=True)
+        click.echo(
+            f"{len(enc.pages)} entries in {len(enc.categories)} categories: no problems.", err=True
+        )
 
 
 @main.command()
@@ -74,6 +95,69 @@ def export(out_dir: Path, entries_dir: str | None, base_url: str) -> None:
     for name, text in exports.export_files(enc, base_url).items():
         (out_dir / name).write_text(text, encoding="utf-8")
         click.echo(out_dir / name)
+
+
+def _index(entries_dir: str | None, index_file: Path | None) -> diagnose.Index:
+    if index_file is not None:
+        try:
+            return diagnose.Index.from_export(json.loads(index_file.read_text(encoding="utf-8")))
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            raise click.UsageError(f"{index_file}: not a signature index ({err})") from None
+    try:
+        enc = build_encyclopedia(_entries_dir(entries_dir))
+    except EntryError as err:
+        _emit(err.problems, "text")
+        raise click.ClickException("the entries have problems; run `encyclopedia check`") from None
+    return diagnose.Index.from_export(
+        [exports.signature_record(p, "/") for p in enc.pages.values() if p.entry.status == "active"]
+    )
+
+
+@main.command("diagnose")
+@click.argument("log", type=click.File("rb"), default="-")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--top", type=click.IntRange(min=1), default=None, help="Show at most N entries.")
+@click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
+@click.option(
+    "--index",
+    "index_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Use an exported signatures.json instead of the entries.",
+)
+def diagnose_command(
+    log: BinaryIO, as_json: bool, top: int | None, entries_dir: str | None, index_file: Path | None
+) -> None:
+    """Find the entries that explain LOG (a file, or - for standard input). Nothing is sent
+    anywhere. Exit 0 when something matched, 1 when nothing did, 2 on errors."""
+    result = diagnose.diagnose(_index(entries_dir, index_file), log, top)
+    if as_json:
+        click.echo(json.dumps(result, indent=1, ensure_ascii=False))
+    else:
+        _print_diagnosis(result)
+    sys.exit(0 if result["matches"] else PROBLEMS)
+
+
+def _print_diagnosis(result: dict[str, Any]) -> None:
+    if not result["matches"]:
+        click.echo(
+            "No known failure matched this log. Nothing here identifies one: search the "
+            "site for the exact error line, or open an entry if you find its cause."
+        )
+        return
+    for i, match in enumerate(result["matches"], 1):
+        notes = []
+        if match["rank"] is not None:
+            notes.append(f"rank {match['rank']}")
+        if match["collateral_of"]:
+            notes.append(f"collateral of {match['collateral_of']}")
+        extra = f" ({', '.join(notes)})" if notes else ""
+        click.echo(
+            f"{i}. {match['title']} [{match['id']}] score {match['score']}, "
+            f"{match['confidence']} confidence{extra}"
+        )
+        click.echo(f"   {match['url']}")
+        for ev in match["evidence"]:
+            click.echo(f"   line {ev['line']}: {ev['text'][:160]}")
 
 
 if __name__ == "__main__":

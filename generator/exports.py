@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .link import Encyclopedia, Page
+from .link import Encyclopedia, Link, Page
 from .schema import schema_text
 
 API_DIR = "api"
@@ -13,6 +13,15 @@ API_DIR = "api"
 
 def _url(base: str, page_url: str) -> str:
     return base.rstrip("/") + "/" + page_url
+
+
+def _link(link: Link, base: str) -> dict[str, str]:
+    return {
+        "id": link.page.id,
+        "relation": link.relation,
+        "why": link.why,
+        "url": _url(base, link.page.url),
+    }
 
 
 def entry_record(page: Page, base: str) -> dict[str, Any]:
@@ -23,14 +32,30 @@ def entry_record(page: Page, base: str) -> dict[str, Any]:
         category=page.category,
         url=_url(base, page.url),
         source=page.path,
-        related=[{"id": l.page.id, "relation": l.relation, "why": l.why,
-                  "url": _url(base, l.page.url)} for l in page.related],
-        referenced_by=[{"id": l.page.id, "relation": l.relation, "why": l.why,
-                        "url": _url(base, l.page.url)} for l in page.referenced_by],
+        related=[_link(link, base) for link in page.related],
+        referenced_by=[_link(link, base) for link in page.referenced_by],
     )
-    data["signatures"] = [{"text": s.text, "weight": s.score, "context": s.context}
-                          for s in page.entry.signatures]
+    data["signatures"] = [
+        {"text": s.text, "weight": s.score, "context": s.context} for s in page.entry.signatures
+    ]
     return data
+
+
+def signature_record(page: Page, base: str) -> dict[str, Any]:
+    """One entry of the diagnose index: its signatures and the entries it causes (a match of
+    one of those next to this one is collateral)."""
+    causes = {link.page.id for link in page.related if link.relation == "leads-to"}
+    causes |= {link.page.id for link in page.referenced_by if link.relation == "often causes"}
+    return {
+        "id": page.id,
+        "title": page.entry.title,
+        "url": _url(base, page.url),
+        "severity": page.entry.severity,
+        "causes": sorted(causes),
+        "signatures": [
+            {"text": s.text, "weight": s.score, "context": s.context} for s in page.entry.signatures
+        ],
+    }
 
 
 def _dump(value: Any) -> str:
@@ -42,17 +67,23 @@ def export_files(enc: Encyclopedia, base: str) -> dict[str, str]:
     pages = list(enc.pages.values())
     return {
         "entries.json": _dump([entry_record(p, base) for p in pages]),
-        "signatures.json": _dump([
-            {"id": p.id, "title": p.entry.title, "url": _url(base, p.url),
-             "severity": p.entry.severity,
-             "signatures": [{"text": s.text, "weight": s.score, "context": s.context}
-                            for s in p.entry.signatures]}
-            for p in pages if p.entry.status == "active"]),
+        "signatures.json": _dump(
+            [signature_record(p, base) for p in pages if p.entry.status == "active"]
+        ),
         "schema.json": schema_text(),
-        "categories.json": _dump([
-            {"slug": c.slug, "title": c.category.title, "description": c.category.description,
-             "order": c.category.order, "url": _url(base, c.url),
-             "entries": [p.id for p in c.pages]} for c in enc.categories]),
+        "categories.json": _dump(
+            [
+                {
+                    "slug": c.slug,
+                    "title": c.category.title,
+                    "description": c.category.description,
+                    "order": c.category.order,
+                    "url": _url(base, c.url),
+                    "entries": [p.id for p in c.pages],
+                }
+                for c in enc.categories
+            ]
+        ),
         "tags.json": _dump({tag: [p.id for p in tagged] for tag, tagged in enc.tags.items()}),
     }
 

@@ -12,13 +12,13 @@ from .link import Page
 
 LAYER_ANSWER = {
     "software": "Software. The fault is in code ({affects}), not in the GPU: moving the job to "
-                "other GPUs or nodes will not make it go away.",
+    "other GPUs or nodes will not make it go away.",
     "configuration": "Configuration. {affects} work as designed; the way the job is set up (sizes, "
-                     "flags, environment) triggers it, so the fix is a setting or a code change.",
+    "flags, environment) triggers it, so the fix is a setting or a code change.",
     "hardware": "Hardware. The GPU, its memory or the interconnect is failing; {affects} only "
-                "report it, so the fix is on the node, not in the code.",
+    "report it, so the fix is on the node, not in the code.",
     "data": "Data. The code is fine ({affects}); some of the input, a sample, a label or a file, "
-            "is what breaks the run.",
+    "is what breaks the run.",
 }
 
 
@@ -53,10 +53,12 @@ def _fingerprint(page: Page) -> Md | None:
     primary = [s.text for s in page.entry.signatures if not s.context]
     if not primary:
         return None
-    lead = ("Alert on this line in your logs (case-insensitive; `*` stands for the variable part):"
-            if len(primary) == 1 else
-            "Alert on any of these lines in your logs (case-insensitive; `*` stands for the "
-            "variable part):")
+    lead = (
+        "Alert on this line in your logs (case-insensitive; `*` stands for the variable part):"
+        if len(primary) == 1
+        else "Alert on any of these lines in your logs (case-insensitive; `*` stands for the "
+        "variable part):"
+    )
     return Md(inline(lead) + "\n\n" + code_block("\n".join(primary)))
 
 
@@ -64,10 +66,16 @@ def _next(page: Page) -> Md | None:
     links = page.related
     if not links:
         return None
-    items = [f"- [{inline(link.page.entry.title)}](../{link.page.category}/{link.page.id}.md) "
-             f"({inline(link.relation.replace('-', ' '))})" for link in links]
-    return Md(inline("If the fix does not help, or the symptoms only partly match:") + "\n\n"
-              + "\n".join(items))
+    items = [
+        f"- [{inline(link.page.entry.title)}](../{link.page.category}/{link.page.id}.md) "
+        f"({inline(link.relation.replace('-', ' '))})"
+        for link in links
+    ]
+    return Md(
+        inline("If the fix does not help, or the symptoms only partly match:")
+        + "\n\n"
+        + "\n".join(items)
+    )
 
 
 def _recur(page: Page) -> Md | None:
@@ -79,8 +87,11 @@ def _recur(page: Page) -> Md | None:
     if fixed_in:
         parts.append(inline("Upgrading removes this cause: it is fixed in " + fixed_in + "."))
     if entry.prevention:
-        parts.append(inline("It stays away while the prevention checklist holds. The first check "
-                            "to automate:"))
+        parts.append(
+            inline(
+                "It stays away while the prevention checklist holds. The first check to automate:"
+            )
+        )
         parts.append(block(entry.prevention[0]))
     return Md("\n\n".join(parts))
 
@@ -89,7 +100,7 @@ def _code(page: Page) -> Md | None:
     code = page.entry.fix.code
     if not code:
         return None
-    stacks = sorted({c.stack for c in code})
+    stacks = sorted({str(c.stack) for c in code})
     items = "\n".join(f"- {inline(c.title)} ({inline(c.stack)})" for c in code)
     return Md(inline(f"Yes, for {_join(stacks)}, in the fix section:") + "\n\n" + items)
 
@@ -113,8 +124,9 @@ _ASKED: list[tuple[str, str, Callable[[Page], Md | None]]] = [
 
 def questions(page: Page) -> list[Question]:
     """The entry's own questions first, then each templated one that the data can answer."""
-    asked = [Question(item.q, block(item.a), f"faq-{i + 1}")
-             for i, item in enumerate(page.entry.faq)]
+    asked = [
+        Question(item.q, block(item.a), f"faq-{i + 1}") for i, item in enumerate(page.entry.faq)
+    ]
     for anchor, question, answer in _ASKED:
         text = answer(page)
         if text is not None:

@@ -79,8 +79,9 @@ class Encyclopedia:
         return {tag: tuple(by_tag[tag]) for tag in sorted(by_tag)}
 
     def by_severity(self) -> dict[str, tuple[Page, ...]]:
-        return {s: tuple(p for p in self.pages.values() if p.entry.severity == s)
-                for s in SEVERITIES}
+        return {
+            s: tuple(p for p in self.pages.values() if p.entry.severity == s) for s in SEVERITIES
+        }
 
 
 def _pos(loaded: Loaded, *path: str | int) -> tuple[int, int]:
@@ -92,8 +93,15 @@ def _check_ids(entries: list[Loaded]) -> list[Problem]:
     first: dict[str, Loaded] = {}
     for loaded in entries:
         if loaded.id in first:
-            problems.append(Problem(loaded.path, 1, 1, f"id `{loaded.id}` is also used by "
-                                    f"{first[loaded.id].path}", "rename one of the two files"))
+            problems.append(
+                Problem(
+                    loaded.path,
+                    1,
+                    1,
+                    f"id `{loaded.id}` is also used by {first[loaded.id].path}",
+                    "rename one of the two files",
+                )
+            )
         else:
             first[loaded.id] = loaded
     alias_owner: dict[str, Loaded] = {}
@@ -101,11 +109,25 @@ def _check_ids(entries: list[Loaded]) -> list[Problem]:
         for i, alias in enumerate(loaded.entry.aliases):
             line, col = _pos(loaded, "aliases", i)
             if alias in first:
-                problems.append(Problem(loaded.path, line, col, f"alias `{alias}` is the id of "
-                                        f"{first[alias].path}", "remove the alias or rename that entry"))
+                problems.append(
+                    Problem(
+                        loaded.path,
+                        line,
+                        col,
+                        f"alias `{alias}` is the id of {first[alias].path}",
+                        "remove the alias or rename that entry",
+                    )
+                )
             elif alias in alias_owner:
-                problems.append(Problem(loaded.path, line, col, f"alias `{alias}` is also claimed "
-                                        f"by {alias_owner[alias].path}", "keep it on one entry only"))
+                problems.append(
+                    Problem(
+                        loaded.path,
+                        line,
+                        col,
+                        f"alias `{alias}` is also claimed by {alias_owner[alias].path}",
+                        "keep it on one entry only",
+                    )
+                )
             else:
                 alias_owner[alias] = loaded
     return problems
@@ -117,28 +139,56 @@ def _check_related(loaded: Loaded, ids: set[str], broken: set[str]) -> list[Prob
     for i, rel in enumerate(loaded.entry.related):
         line, col = _pos(loaded, "related", i, "id")
         if rel.id == loaded.id:
-            problems.append(Problem(loaded.path, line, col, "entry lists itself as related",
-                                    "remove this item"))
+            problems.append(
+                Problem(loaded.path, line, col, "entry lists itself as related", "remove this item")
+            )
         elif rel.id in broken:
             pass  # the target exists but is invalid: its own problems are reported
         elif rel.id not in ids:
-            problems.append(Problem(loaded.path, line, col, f"related id `{rel.id}` is not an entry",
-                                    f"{did_you_mean(rel.id, ids)}link an existing entry, or add "
-                                    "the link when that entry exists"))
+            problems.append(
+                Problem(
+                    loaded.path,
+                    line,
+                    col,
+                    f"related id `{rel.id}` is not an entry",
+                    f"{did_you_mean(rel.id, ids)}link an existing entry, or add "
+                    "the link when that entry exists",
+                )
+            )
         elif rel.id in seen:
-            problems.append(Problem(loaded.path, line, col, f"`{rel.id}` is listed twice in related",
-                                    "keep one link per entry"))
+            problems.append(
+                Problem(
+                    loaded.path,
+                    line,
+                    col,
+                    f"`{rel.id}` is listed twice in related",
+                    "keep one link per entry",
+                )
+            )
         seen.add(rel.id)
     entry = loaded.entry
     if entry.replaced_by is not None:
         line, col = _pos(loaded, "replaced_by")
         if entry.status != "retired":
-            problems.append(Problem(loaded.path, line, col, "`replaced_by` on an active entry",
-                                    "set `status: retired` or remove `replaced_by`"))
+            problems.append(
+                Problem(
+                    loaded.path,
+                    line,
+                    col,
+                    "`replaced_by` on an active entry",
+                    "set `status: retired` or remove `replaced_by`",
+                )
+            )
         elif entry.replaced_by not in ids or entry.replaced_by == loaded.id:
-            problems.append(Problem(loaded.path, line, col, f"`replaced_by: {entry.replaced_by}` "
-                                    "is not another entry", f"{did_you_mean(entry.replaced_by, ids)}"
-                                    "name the entry that replaces this one"))
+            problems.append(
+                Problem(
+                    loaded.path,
+                    line,
+                    col,
+                    f"`replaced_by: {entry.replaced_by}` is not another entry",
+                    f"{did_you_mean(entry.replaced_by, ids)}name the entry that replaces this one",
+                )
+            )
     return problems
 
 
@@ -164,17 +214,25 @@ def _check_cycles(entries: list[Loaded]) -> list[Problem]:
         for i, rel in enumerate(loaded.entry.related):
             if rel.relation not in ("leads-to", "often-caused-by") or rel.id not in by_id:
                 continue
-            cause, effect = ((loaded.id, rel.id) if rel.relation == "leads-to"
-                             else (rel.id, loaded.id))
+            cause, effect = (
+                (loaded.id, rel.id) if rel.relation == "leads-to" else (rel.id, loaded.id)
+            )
             cycle = _path(edges, effect, cause)
             key = frozenset(cycle)
             if cycle and key not in reported:
                 reported.add(key)
                 line, col = _pos(loaded, "related", i, "relation")
                 chain = " -> ".join([cause, *cycle])
-                problems.append(Problem(loaded.path, line, col, f"circular cause: {chain}",
-                                        "one of these relations points the wrong way: use "
-                                        "`co-occurs-with` or `see-also` where neither causes the other"))
+                problems.append(
+                    Problem(
+                        loaded.path,
+                        line,
+                        col,
+                        f"circular cause: {chain}",
+                        "one of these relations points the wrong way: use "
+                        "`co-occurs-with` or `see-also` where neither causes the other",
+                    )
+                )
     return problems
 
 
@@ -195,8 +253,9 @@ def _path(edges: dict[str, set[str]], start: str, goal: str) -> list[str]:
     return []
 
 
-def link(categories: list[LoadedCategory], entries: list[Loaded],
-         broken: frozenset[str] = frozenset()) -> tuple[Encyclopedia, list[Problem]]:
+def link(
+    categories: list[LoadedCategory], entries: list[Loaded], broken: frozenset[str] = frozenset()
+) -> tuple[Encyclopedia, list[Problem]]:
     """Check what spans entries and build the encyclopedia; problems are returned, not raised.
     `broken` holds the ids of entry files that failed validation."""
     ids = {loaded.id for loaded in entries}
@@ -204,8 +263,10 @@ def link(categories: list[LoadedCategory], entries: list[Loaded],
     for loaded in entries:
         problems += _check_related(loaded, ids, set(broken))
     problems += _check_cycles(entries)
-    pages = {loaded.id: Page(loaded.id, loaded.category, loaded.path, loaded.entry)
-             for loaded in sorted(entries, key=lambda e: e.id)}
+    pages = {
+        loaded.id: Page(loaded.id, loaded.category, loaded.path, loaded.entry)
+        for loaded in sorted(entries, key=lambda e: e.id)
+    }
     for page in pages.values():
         for rel in page.entry.related:
             target = pages.get(rel.id)
@@ -214,10 +275,19 @@ def link(categories: list[LoadedCategory], entries: list[Loaded],
                 target.referenced_by.append(Link(page, INVERSE[rel.relation], rel.why))
     ordered = sorted(categories, key=lambda c: (c.category.order, c.slug))
     category_pages = tuple(
-        CategoryPage(c.slug, c.path, c.category, tuple(sorted(
-            (p for p in pages.values() if p.category == c.slug),
-            key=lambda p: (SEVERITIES.index(p.entry.severity), p.entry.title.lower()))))
-        for c in ordered)
+        CategoryPage(
+            c.slug,
+            c.path,
+            c.category,
+            tuple(
+                sorted(
+                    (p for p in pages.values() if p.category == c.slug),
+                    key=lambda p: (SEVERITIES.index(p.entry.severity), p.entry.title.lower()),
+                )
+            ),
+        )
+        for c in ordered
+    )
     aliases = {alias: page for page in pages.values() for alias in page.entry.aliases}
     return Encyclopedia(category_pages, pages, aliases), problems
 
@@ -226,8 +296,17 @@ def build_encyclopedia(entries_dir: Path) -> Encyclopedia:
     """Load, validate and link everything under `entries_dir`; raise EntryError with every
     problem found, or return the encyclopedia."""
     if not entries_dir.is_dir():
-        raise EntryError([Problem(str(entries_dir), 1, 1, "entries folder not found",
-                                  "create it, or set `entries_dir` in the plugin's config")])
+        raise EntryError(
+            [
+                Problem(
+                    str(entries_dir),
+                    1,
+                    1,
+                    "entries folder not found",
+                    "create it, or set `entries_dir` in the plugin's config",
+                )
+            ]
+        )
     categories, entries, problems = load_all(entries_dir)
     broken = frozenset(Path(p.path).stem for p in problems) - {e.id for e in entries}
     encyclopedia, link_problems = link(categories, entries, broken)

@@ -43,8 +43,11 @@ def _read(path: Path, shown: str) -> tuple[Source, list[Problem]]:
     try:
         raw = path.read_bytes()
     except OSError as err:
-        return Source(shown), [Problem(shown, 1, 1, f"cannot read file: {err.strerror}",
-                                       "check the file's permissions")]
+        return Source(shown), [
+            Problem(
+                shown, 1, 1, f"cannot read file: {err.strerror}", "check the file's permissions"
+            )
+        ]
     return read_source(shown, raw)
 
 
@@ -66,12 +69,26 @@ def load_entry(path: Path, base: Path, categories: set[str]) -> tuple[Loaded | N
     problems: list[Problem] = []
     entry_id, category = path.stem, path.parent.name
     if not re.match(SLUG_PATTERN, entry_id) or not entry_id.isascii():
-        problems.append(Problem(shown, 1, 1, f"file name `{path.name}` is not a valid id",
-                                "rename it to a lower-case ASCII slug such as `nccl-timeout.yaml`"))
+        problems.append(
+            Problem(
+                shown,
+                1,
+                1,
+                f"file name `{path.name}` is not a valid id",
+                "rename it to a lower-case ASCII slug such as `nccl-timeout.yaml`",
+            )
+        )
     if category not in categories:
-        problems.append(Problem(shown, 1, 1, f"unknown category `{category}`",
-                                f"move the file into one of: {', '.join(sorted(categories))} "
-                                f"(a category is a folder with {CATEGORY_FILE})"))
+        problems.append(
+            Problem(
+                shown,
+                1,
+                1,
+                f"unknown category `{category}`",
+                f"move the file into one of: {', '.join(sorted(categories))} "
+                f"(a category is a folder with {CATEGORY_FILE})",
+            )
+        )
     source, errors = _read(path, shown)
     problems += errors
     if source.data is None:
@@ -80,9 +97,15 @@ def load_entry(path: Path, base: Path, categories: set[str]) -> tuple[Loaded | N
     problems += errors
     if record is not None and record.id is not None and record.id != entry_id:
         line, col = source.position(("id",))
-        problems.append(Problem(shown, line, col, f"id `{record.id}` does not match the file "
-                                f"name `{path.name}`", f"set `id: {entry_id}` or remove the `id` "
-                                "line (the file name is the id)"))
+        problems.append(
+            Problem(
+                shown,
+                line,
+                col,
+                f"id `{record.id}` does not match the file name `{path.name}`",
+                f"set `id: {entry_id}` or remove the `id` line (the file name is the id)",
+            )
+        )
     if record is None or problems:
         return None, problems
     return Loaded(entry_id, category, shown, record, source), []
@@ -100,13 +123,23 @@ def entry_files(entries_dir: Path) -> tuple[list[Path], list[Path], list[Problem
         depth = len(path.relative_to(entries_dir).parts)
         shown = _display(path, base)
         if path.suffix == ".yml":
-            problems.append(Problem(shown, 1, 1, "entry files end in `.yaml`",
-                                    f"rename it to `{path.stem}.yaml`"))
+            problems.append(
+                Problem(
+                    shown, 1, 1, "entry files end in `.yaml`", f"rename it to `{path.stem}.yaml`"
+                )
+            )
         elif path.suffix != ".yaml":
             continue
         elif depth != 2:
-            problems.append(Problem(shown, 1, 1, "entry is not in a category folder",
-                                    "move it to entries/<category>/<id>.yaml"))
+            problems.append(
+                Problem(
+                    shown,
+                    1,
+                    1,
+                    "entry is not in a category folder",
+                    "move it to entries/<category>/<id>.yaml",
+                )
+            )
         elif path.name != CATEGORY_FILE:
             entry_paths.append(path)
     return category_files, entry_paths, problems

@@ -28,8 +28,19 @@ Stage = Literal["training", "inference", "evaluation", "data-loading", "install"
 Layer = Literal["software", "configuration", "hardware", "data"]
 Relation = Literal["confused-with", "often-caused-by", "leads-to", "co-occurs-with", "see-also"]
 Stack = Literal[
-    "PyTorch", "Hugging Face", "Accelerate", "DeepSpeed", "Megatron-LM", "vLLM", "FSDP",
-    "torchrun", "Slurm", "Shell", "Docker", "JAX", "Other",
+    "PyTorch",
+    "Hugging Face",
+    "Accelerate",
+    "DeepSpeed",
+    "Megatron-LM",
+    "vLLM",
+    "FSDP",
+    "torchrun",
+    "Slurm",
+    "Shell",
+    "Docker",
+    "JAX",
+    "Other",
 ]
 Status = Literal["active", "retired"]
 
@@ -61,8 +72,10 @@ def _verbatim(value: str) -> str:
 def _https(value: str) -> str:
     parts = urlsplit(value.strip())
     if parts.scheme != "https" or not parts.netloc or any(c.isspace() for c in value.strip()):
-        raise _fail(f"`{value}` is not an https URL",
-                    "link the page over https (https://...), with no spaces")
+        raise _fail(
+            f"`{value}` is not an https URL",
+            "link the page over https (https://...), with no spaces",
+        )
     return value.strip()
 
 
@@ -88,12 +101,15 @@ class Symptom(Record):
 
 class Signature(Record):
     text: Annotated[Verbatim, Field(max_length=300)] = Field(
-        description="Error text copied from real output; `*` matches any run of characters.")
+        description="Error text copied from real output; `*` matches any run of characters."
+    )
     weight: Annotated[StrictInt, Field(ge=1, le=10)] | None = Field(
-        default=None, description="Score added when it matches (default 10, or 3 for context).")
+        default=None, description="Score added when it matches (default 10, or 3 for context)."
+    )
     context: StrictBool = Field(
         default=False,
-        description="Counts only when a primary signature of the same entry matched too.")
+        description="Counts only when a primary signature of the same entry matched too.",
+    )
 
     @property
     def score(self) -> int:
@@ -158,7 +174,8 @@ class Entry(Record):
     observe: tuple[Prose, ...] = ()
     symptoms: Annotated[tuple[Symptom, ...], Field(min_length=1)]
     signatures: Annotated[
-        tuple[Annotated[Signature, BeforeValidator(_as_signature)], ...], Field(min_length=1)]
+        tuple[Annotated[Signature, BeforeValidator(_as_signature)], ...], Field(min_length=1)
+    ]
     root_cause: Prose
     confirm: Annotated[tuple[Prose, ...], Field(min_length=1)]
     fix: Fix

@@ -20,14 +20,14 @@ from .render import TEMPLATES, render_site
 log = get_plugin_logger(__name__)
 
 
-class EncyclopediaConfig(base.Config):
+class EncyclopediaConfig(base.Config):  # type: ignore[no-untyped-call]
     entries_dir = c.Type(str, default="entries")
     overrides_dir = c.Type(str, default="overrides/encyclopedia")
     # Where "Edit this entry" points; `{path}` is the entry's file, e.g. entries/memory/x.yaml.
     edit_url = c.Optional(c.Type(str))
 
 
-class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
+class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-untyped-call]
     supports_multiple_instances = False
 
     def __init__(self) -> None:
@@ -46,13 +46,16 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
             for problem in err.problems:
                 log.error(str(problem))
             count = len(err.problems)
-            raise PluginError(f"{count} problem{'s' if count != 1 else ''} in entries; "
-                              "nothing was built") from None
+            raise PluginError(
+                f"{count} problem{'s' if count != 1 else ''} in entries; nothing was built"
+            ) from None
 
     def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
         assert self.encyclopedia is not None, "on_pre_build runs first"
         enc = self.encyclopedia
-        pages = render_site(enc, self.config.edit_url, self._path(config, self.config.overrides_dir))
+        pages = render_site(
+            enc, self.config.edit_url, self._path(config, self.config.overrides_dir)
+        )
         for page in pages:
             files.append(File.generated(config, page.src_uri, content=page.markdown))
         for name, content in exports.site_exports(enc, config.site_url or "/").items():

@@ -25,7 +25,7 @@ TEMPLATES = Path(__file__).parent / "templates"
 
 SEVERITY_TEXT = {
     "critical": "The run dies or silently produces a wrong model, and the cause is hard to find "
-                "without this page.",
+    "without this page.",
     "high": "The run dies; the cause is known and the fix is usually quick once confirmed.",
     "medium": "The run is degraded (slow, wasteful) or fails only in some configurations.",
     "low": "A warning, a tooling question or a usage mistake that costs time, not the run.",
@@ -55,8 +55,11 @@ def _front_matter(**fields: Any) -> Md:
     """Front matter for a page. JSON is valid YAML and quotes every string, so no value can break
     out of it; strings are HTML-escaped because the theme prints `title` and `description` into
     the page head without escaping them."""
-    lines = [f"{key}: {json.dumps(_html_text(value), ensure_ascii=False)}"
-             for key, value in fields.items() if value is not None]
+    lines = [
+        f"{key}: {json.dumps(_html_text(value), ensure_ascii=False)}"
+        for key, value in fields.items()
+        if value is not None
+    ]
     return Md("---\n" + "\n".join(lines) + "\n---")
 
 
@@ -82,15 +85,24 @@ def environment(override_dir: Path | None = None) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(inline=inline, block=block, code=code_block, attr=attr, md=Md,
-                       cell=inline, json=lambda v: Md(json.dumps(v)))
-    env.globals.update(front_matter=_front_matter,  severities=SEVERITIES,
-                       severity_text=SEVERITY_TEXT)
+    env.filters.update(
+        inline=inline,
+        block=block,
+        code=code_block,
+        attr=attr,
+        md=Md,
+        cell=inline,
+        json=lambda v: Md(json.dumps(v)),
+    )
+    env.globals.update(
+        front_matter=_front_matter, severities=SEVERITIES, severity_text=SEVERITY_TEXT
+    )
     return env
 
 
-def render_site(enc: Encyclopedia, edit_url: str | None,
-                override_dir: Path | None = None) -> list[RenderedPage]:
+def render_site(
+    enc: Encyclopedia, edit_url: str | None, override_dir: Path | None = None
+) -> list[RenderedPage]:
     """Every generated page of the site, in a stable order."""
     env = environment(override_dir)
     pages: list[RenderedPage] = []
@@ -102,8 +114,9 @@ def render_site(enc: Encyclopedia, edit_url: str | None,
             return Md(posixpath.relpath(uri, posixpath.dirname(src_uri) or "."))
 
         edit = edit_url.format(path=edit_path) if edit_url and edit_path else None
-        text = env.get_template(template).render(src_uri=src_uri, enc=enc, link=link,
-                                                 edit=edit, **context)
+        text = env.get_template(template).render(
+            src_uri=src_uri, enc=enc, link=link, edit=edit, **context
+        )
         pages.append(RenderedPage(src_uri, text, edit_path))
 
     add("home.md.j2", "index.md")
@@ -115,8 +128,15 @@ def render_site(enc: Encyclopedia, edit_url: str | None,
     for category in enc.categories:
         add("category.md.j2", f"{category.slug}/index.md", category.path, category=category)
         for page in category.pages:
-            add("entry.md.j2", page.src_uri, page.path, page=page, e=page.entry,
-                faq=faq.questions(page), category=category)
+            add(
+                "entry.md.j2",
+                page.src_uri,
+                page.path,
+                page=page,
+                e=page.entry,
+                faq=faq.questions(page),
+                category=category,
+            )
     for alias, page in sorted(enc.aliases.items()):
         add("redirect.md.j2", f"{page.category}/{alias}.md", target=page)
     return pages

@@ -59,9 +59,11 @@ def prose_problem(text: str) -> tuple[str, str] | None:
     plain = plain_parts(text)
     html = _HTML.search(plain)
     if html:
-        return (f"raw HTML `{html.group()}` in text",
-                "markup is not rendered: put code and identifiers like `<module>` in backticks, "
-                "or remove the tag")
+        return (
+            f"raw HTML `{html.group()}` in text",
+            "markup is not rendered: put code and identifiers like `<module>` in backticks, "
+            "or remove the tag",
+        )
     if _JS_URL.search(plain):
         return ("script URL scheme in text", "remove the `javascript:`/`data:` URL")
     return None
@@ -70,7 +72,9 @@ def prose_problem(text: str) -> tuple[str, str] | None:
 def paragraphs(text: str) -> list[str]:
     """Blank-line separated paragraphs, each with its lines joined by spaces."""
     blocks = re.split(r"\n\s*\n", text.strip())
-    return [" ".join(line.strip() for line in block.splitlines()) for block in blocks if block.strip()]
+    return [
+        " ".join(line.strip() for line in block.splitlines()) for block in blocks if block.strip()
+    ]
 
 
 def one_line(text: str) -> str:

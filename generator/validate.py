@@ -15,9 +15,14 @@ from .problems import Problem
 from .yamlsource import Path, Source
 
 _KINDS = {
-    "string_type": "text", "int_type": "a whole number", "bool_type": "true or false",
-    "list_type": "a list", "tuple_type": "a list", "dict_type": "a mapping",
-    "model_type": "a mapping", "model_attributes_type": "a mapping",
+    "string_type": "text",
+    "int_type": "a whole number",
+    "bool_type": "true or false",
+    "list_type": "a list",
+    "tuple_type": "a list",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
 }
 
 
@@ -100,61 +105,122 @@ def _problem(source: Source, root: type[BaseModel], error: Any) -> Problem:
     if kind == "missing":
         line, col = source.position(loc[:-1])
         field = loc[-1]
-        return Problem(source.path, line, col, f"missing required field `{name}`",
-                       f"add `{field}:` here (see docs/entry-format.md)")
+        return Problem(
+            source.path,
+            line,
+            col,
+            f"missing required field `{name}`",
+            f"add `{field}:` here (see docs/entry-format.md)",
+        )
     if kind == "extra_forbidden":
         line, col = source.position(loc, key=True)
         model = _model_at(root, loc[:-1])
         allowed = sorted(model.model_fields) if model else []
-        return Problem(source.path, line, col, f"unknown key `{name}`",
-                       f"{did_you_mean(str(loc[-1]), allowed)}allowed keys here: "
-                       f"{', '.join(allowed)}")
+        return Problem(
+            source.path,
+            line,
+            col,
+            f"unknown key `{name}`",
+            f"{did_you_mean(str(loc[-1]), allowed)}allowed keys here: {', '.join(allowed)}",
+        )
     line, col = source.position(loc)
     if kind == "entry":
         return Problem(source.path, line, col, f"`{name}`: {ctx['message']}", ctx["fix"])
     if kind == "literal_error":
         choices = _literal_choices(root, loc)
-        return Problem(source.path, line, col, f"`{value}` is not a valid value for `{name}`",
-                       f"{did_you_mean(str(value), choices)}use one of: {', '.join(choices)}")
+        return Problem(
+            source.path,
+            line,
+            col,
+            f"`{value}` is not a valid value for `{name}`",
+            f"{did_you_mean(str(value), choices)}use one of: {', '.join(choices)}",
+        )
     if kind == "string_pattern_mismatch":
-        return Problem(source.path, line, col, f"`{value}` in `{name}` is not a slug",
-                       "use lower-case ASCII letters, digits and single hyphens, e.g. `nccl-timeout`")
+        return Problem(
+            source.path,
+            line,
+            col,
+            f"`{value}` in `{name}` is not a slug",
+            "use lower-case ASCII letters, digits and single hyphens, e.g. `nccl-timeout`",
+        )
     if kind == "too_short":
-        return Problem(source.path, line, col, f"`{name}` is empty",
-                       f"add at least {ctx.get('min_length', 1)} item(s)")
+        return Problem(
+            source.path,
+            line,
+            col,
+            f"`{name}` is empty",
+            f"add at least {ctx.get('min_length', 1)} item(s)",
+        )
     if kind in ("string_too_long", "too_long"):
-        return Problem(source.path, line, col, f"`{name}` is longer than {ctx['max_length']} "
-                       "characters", "shorten it: put details in a prose field")
+        return Problem(
+            source.path,
+            line,
+            col,
+            f"`{name}` is longer than {ctx['max_length']} characters",
+            "shorten it: put details in a prose field",
+        )
     if kind == "less_than_equal":
-        return Problem(source.path, line, col, f"`{name}` is {value}, above the maximum of "
-                       f"{ctx['le']}", f"use a number from the allowed range, at most {ctx['le']}")
+        return Problem(
+            source.path,
+            line,
+            col,
+            f"`{name}` is {value}, above the maximum of {ctx['le']}",
+            f"use a number from the allowed range, at most {ctx['le']}",
+        )
     if kind == "greater_than_equal":
-        return Problem(source.path, line, col, f"`{name}` is {value}, below the minimum of "
-                       f"{ctx['ge']}", f"use a number from the allowed range, at least {ctx['ge']}")
+        return Problem(
+            source.path,
+            line,
+            col,
+            f"`{name}` is {value}, below the minimum of {ctx['ge']}",
+            f"use a number from the allowed range, at least {ctx['ge']}",
+        )
     if kind in _KINDS:
-        return Problem(source.path, line, col,
-                       f"`{name}` should be {_KINDS[kind]}, not {_yaml_kind(value)}",
-                       f"write {_KINDS[kind]} here (quote text such as `yes`, `no` or numbers)")
-    return Problem(source.path, line, col, f"`{name}`: {error['msg']}",
-                   "see docs/entry-format.md for this field")
+        return Problem(
+            source.path,
+            line,
+            col,
+            f"`{name}` should be {_KINDS[kind]}, not {_yaml_kind(value)}",
+            f"write {_KINDS[kind]} here (quote text such as `yes`, `no` or numbers)",
+        )
+    return Problem(
+        source.path,
+        line,
+        col,
+        f"`{name}`: {error['msg']}",
+        "see docs/entry-format.md for this field",
+    )
 
 
 def _nested_failed(errors: list[Any], error: Any) -> bool:
     """A list's "too short" error is noise when one of its items failed: pydantic counts only
     the items that validated."""
     loc = tuple(error["loc"])
-    return any(len(other["loc"]) > len(loc) and tuple(other["loc"][: len(loc)]) == loc
-               for other in errors)
+    return any(
+        len(other["loc"]) > len(loc) and tuple(other["loc"][: len(loc)]) == loc for other in errors
+    )
 
 
-def validate_record(source: Source, model: type[Entry] | type[Category]) -> tuple[Any, list[Problem]]:
+def validate_record(
+    source: Source, model: type[Entry] | type[Category]
+) -> tuple[Any, list[Problem]]:
     """Validate the data of `source` as `model`; returns (record or None, problems)."""
     if not isinstance(source.data, dict):
-        return None, [Problem(source.path, 1, 1, f"file holds {_yaml_kind(source.data)}, not a "
-                              "mapping of fields", "start the file with `title: ...`")]
+        return None, [
+            Problem(
+                source.path,
+                1,
+                1,
+                f"file holds {_yaml_kind(source.data)}, not a mapping of fields",
+                "start the file with `title: ...`",
+            )
+        ]
     try:
         return model.model_validate(source.data), []
     except ValidationError as err:
         errors = err.errors()
-        return None, [_problem(source, model, e) for e in errors
-                      if not (e["type"] == "too_short" and _nested_failed(errors, e))]
+        return None, [
+            _problem(source, model, e)
+            for e in errors
+            if not (e["type"] == "too_short" and _nested_failed(errors, e))
+        ]

@@ -61,55 +61,103 @@ def _at(path: str, mark: Any, message: str, fix: str) -> Problem:
 
 def _decode(path: str, raw: bytes) -> str:
     if len(raw) > MAX_BYTES:
-        raise _Refused(Problem(path, 1, 1, f"file is {len(raw):,} bytes, over the limit of "
-                               f"{MAX_BYTES:,}", "an entry is a page of text: shorten it or "
-                               "split it into several entries"))
+        raise _Refused(
+            Problem(
+                path,
+                1,
+                1,
+                f"file is {len(raw):,} bytes, over the limit of {MAX_BYTES:,}",
+                "an entry is a page of text: shorten it or split it into several entries",
+            )
+        )
     if raw.startswith(b"\xef\xbb\xbf"):
-        raise _Refused(Problem(path, 1, 1, "file starts with a UTF-8 byte-order mark",
-                               "save the file as UTF-8 without BOM"))
+        raise _Refused(
+            Problem(
+                path,
+                1,
+                1,
+                "file starts with a UTF-8 byte-order mark",
+                "save the file as UTF-8 without BOM",
+            )
+        )
     if b"\x00" in raw:
         line = raw[: raw.index(b"\x00")].count(b"\n") + 1
-        raise _Refused(Problem(path, line, 1, "file holds binary data (a NUL byte)",
-                               "entries are UTF-8 text: replace the file with the YAML entry"))
+        raise _Refused(
+            Problem(
+                path,
+                line,
+                1,
+                "file holds binary data (a NUL byte)",
+                "entries are UTF-8 text: replace the file with the YAML entry",
+            )
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
         before = raw[: err.start]
         line = before.count(b"\n") + 1
         col = err.start - (before.rfind(b"\n") + 1) + 1
-        raise _Refused(Problem(path, line, col, f"byte 0x{raw[err.start]:02x} is not valid UTF-8",
-                               "re-save the file with UTF-8 encoding")) from None
+        raise _Refused(
+            Problem(
+                path,
+                line,
+                col,
+                f"byte 0x{raw[err.start]:02x} is not valid UTF-8",
+                "re-save the file with UTF-8 encoding",
+            )
+        ) from None
     return text
+
+
+def _syntax_problem(path: str, text: str, err: yaml.MarkedYAMLError) -> Problem:
+    mark = err.problem_mark or err.context_mark
+    what = (err.problem or err.context or "invalid YAML").strip()
+    if mark is None:
+        return Problem(path, 1, 1, f"invalid YAML: {what}", "fix the YAML syntax")
+    if "nesting depth" in what:
+        return _at(
+            path, mark, "YAML is nested too deeply", f"entries nest at most {MAX_DEPTH} levels"
+        )
+    lines = text.splitlines()
+    at = lines[mark.line][mark.column : mark.column + 1] if mark.line < len(lines) else ""
+    if at == "\t" or "'\\t'" in what:
+        return _at(
+            path,
+            mark,
+            "tab character where YAML expects indentation",
+            "YAML indents with spaces: replace the tab with spaces",
+        )
+    return _at(
+        path,
+        mark,
+        f"invalid YAML: {what}",
+        "fix the YAML syntax at this point (quote text that holds `: ` "
+        "or starts with a special character)",
+    )
 
 
 def _compose(path: str, text: str) -> yaml.Node | None:
     try:
         nodes = list(yaml.compose_all(text, Loader=_Loader))
     except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        what = (err.problem or err.context or "invalid YAML").strip()
-        lines = text.splitlines()
-        at = lines[mark.line][mark.column : mark.column + 1] if mark.line < len(lines) else ""
-        if "nesting depth" in what:
-            raise _Refused(_at(path, mark, "YAML is nested too deeply",
-                               f"entries nest at most {MAX_DEPTH} levels")) from None
-        if at == "\t" or "'\\t'" in what:
-            raise _Refused(_at(path, mark, "tab character where YAML expects indentation",
-                               "YAML indents with spaces: replace the tab with spaces")) from None
-        if mark is None:
-            raise _Refused(Problem(path, 1, 1, f"invalid YAML: {what}",
-                                   "fix the YAML syntax")) from None
-        raise _Refused(_at(path, mark, f"invalid YAML: {what}",
-                           "fix the YAML syntax at this point (quote text that holds `: ` "
-                           "or starts with a special character)")) from None
+        raise _Refused(_syntax_problem(path, text, err)) from None
     except yaml.YAMLError as err:
         raise _Refused(Problem(path, 1, 1, f"invalid YAML: {err}", "fix the YAML syntax")) from None
     except RecursionError:
-        raise _Refused(Problem(path, 1, 1, "YAML is nested too deeply",
-                               f"entries nest at most {MAX_DEPTH} levels")) from None
+        raise _Refused(
+            Problem(
+                path, 1, 1, "YAML is nested too deeply", f"entries nest at most {MAX_DEPTH} levels"
+            )
+        ) from None
     if len(nodes) > 1:
-        raise _Refused(_at(path, nodes[1].start_mark, "file holds more than one YAML document",
-                           "keep one entry per file and remove the `---` separator"))
+        raise _Refused(
+            _at(
+                path,
+                nodes[1].start_mark,
+                "file holds more than one YAML document",
+                "keep one entry per file and remove the `---` separator",
+            )
+        )
     return nodes[0] if nodes else None
 
 
@@ -123,13 +171,24 @@ class _Builder:
 
     def build(self, node: yaml.Node, path: Path) -> Any:
         if id(node) in self.seen:
-            raise _Refused(_at(self.source.path, node.start_mark,
-                               "YAML anchors and aliases are not allowed",
-                               "write the value out in full where it is used"))
+            raise _Refused(
+                _at(
+                    self.source.path,
+                    node.start_mark,
+                    "YAML anchors and aliases are not allowed",
+                    "write the value out in full where it is used",
+                )
+            )
         self.seen.add(id(node))
         if len(path) > MAX_DEPTH:
-            raise _Refused(_at(self.source.path, node.start_mark, "YAML is nested too deeply",
-                               f"entries nest at most {MAX_DEPTH} levels"))
+            raise _Refused(
+                _at(
+                    self.source.path,
+                    node.start_mark,
+                    "YAML is nested too deeply",
+                    f"entries nest at most {MAX_DEPTH} levels",
+                )
+            )
         self.source.marks[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
         if isinstance(node, yaml.MappingNode):
             return self._mapping(node, path)
@@ -140,10 +199,15 @@ class _Builder:
 
     def _check_tag(self, node: yaml.Node, *allowed: str) -> None:
         if node.tag not in allowed:
-            tag = "!!" + node.tag[len(_TAG):] if node.tag.startswith(_TAG) else node.tag
-            raise _Refused(_at(self.source.path, node.start_mark,
-                               f"YAML tag `{tag}` is not allowed",
-                               "remove the `!`-tag: entries hold plain text, lists and mappings"))
+            tag = "!!" + node.tag[len(_TAG) :] if node.tag.startswith(_TAG) else node.tag
+            raise _Refused(
+                _at(
+                    self.source.path,
+                    node.start_mark,
+                    f"YAML tag `{tag}` is not allowed",
+                    "remove the `!`-tag: entries hold plain text, lists and mappings",
+                )
+            )
 
     def _scalar(self, node: yaml.Node) -> Any:
         self._check_tag(node, *_SCALAR_TAGS)
@@ -156,23 +220,40 @@ class _Builder:
         result: dict[str, Any] = {}
         for key_node, value_node in node.value:
             if key_node.tag == _TAG + "merge":
-                raise _Refused(_at(self.source.path, key_node.start_mark,
-                                   "YAML merge keys (`<<`) are not allowed",
-                                   "write the keys out in full"))
+                raise _Refused(
+                    _at(
+                        self.source.path,
+                        key_node.start_mark,
+                        "YAML merge keys (`<<`) are not allowed",
+                        "write the keys out in full",
+                    )
+                )
             if not isinstance(key_node, yaml.ScalarNode) or key_node.tag != _TAG + "str":
-                raise _Refused(_at(self.source.path, key_node.start_mark,
-                                   "mapping key is not plain text",
-                                   "use a field name such as `title:` as the key"))
+                raise _Refused(
+                    _at(
+                        self.source.path,
+                        key_node.start_mark,
+                        "mapping key is not plain text",
+                        "use a field name such as `title:` as the key",
+                    )
+                )
             key = key_node.value
             key_path = (*path, key)
             if key in result:
                 first = self.source.key_marks[key_path]
-                self.problems.append(_at(self.source.path, key_node.start_mark,
-                                         f"duplicate key `{key}` (first at line {first[0]})",
-                                         "keep one of the two and delete the other"))
+                self.problems.append(
+                    _at(
+                        self.source.path,
+                        key_node.start_mark,
+                        f"duplicate key `{key}` (first at line {first[0]})",
+                        "keep one of the two and delete the other",
+                    )
+                )
                 continue
-            self.source.key_marks[key_path] = (key_node.start_mark.line + 1,
-                                               key_node.start_mark.column + 1)
+            self.source.key_marks[key_path] = (
+                key_node.start_mark.line + 1,
+                key_node.start_mark.column + 1,
+            )
             result[key] = self.build(value_node, key_path)
         return result
 
@@ -185,8 +266,15 @@ def read_source(path: str, raw: bytes) -> tuple[Source, list[Problem]]:
     try:
         node = _compose(path, _decode(path, raw))
         if node is None:
-            return source, [Problem(path, 1, 1, "file is empty (or holds only comments)",
-                                    "fill in the entry; `encyclopedia new` writes a template")]
+            return source, [
+                Problem(
+                    path,
+                    1,
+                    1,
+                    "file is empty (or holds only comments)",
+                    "fill in the entry; `encyclopedia new` writes a template",
+                )
+            ]
         builder = _Builder(source)
         source.data = builder.build(node, ())
     except _Refused as refused:

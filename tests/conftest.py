@@ -38,9 +38,17 @@ def chromium() -> Iterator[object]:
 
     with sync_playwright() as p:
         browser = p.chromium.launch(
-            executable_path=path, headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"])
+            executable_path=path,
+            headless=True,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
+        )
         yield browser
         browser.close()
 
@@ -55,4 +63,3 @@ def shipped_url(shipped_site: Path) -> Iterator[str]:
 def fixture_url(fixture_site: Path) -> Iterator[str]:
     with serve_dir(fixture_site) as url:
         yield url
-

@@ -15,15 +15,39 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_build(entries: Path, site: Path, *, extra_env: dict[str, str] | None = None,
-              config: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run_build(
+    entries: Path,
+    site: Path,
+    *,
+    extra_env: dict[str, str] | None = None,
+    config: Path | None = None,
+) -> subprocess.CompletedProcess[str]:
     """Run `mkdocs build --strict` on the project's config with another entries folder."""
-    env = {**os.environ, "ENCYCLOPEDIA_ENTRIES": str(entries), "NO_MKDOCS_2_WARNING": "1",
-           **(extra_env or {})}
+    env = {
+        **os.environ,
+        "ENCYCLOPEDIA_ENTRIES": str(entries),
+        "NO_MKDOCS_2_WARNING": "1",
+        **(extra_env or {}),
+    }
     return subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q",
-         "-f", str(config or ROOT / "mkdocs.yml"), "-d", str(site)],
-        env=env, capture_output=True, text=True, cwd=ROOT, check=False)
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "-q",
+            "-f",
+            str(config or ROOT / "mkdocs.yml"),
+            "-d",
+            str(site),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
 
 
 def build_site(entries: Path, site: Path) -> Path:

@@ -32,8 +32,11 @@ DEFAULT_FILES = {
 def parse(path: Path) -> tuple[list[str], dict[str, bytes]]:
     raw = path.read_bytes()
     first = raw.index(b"=== ")
-    expects = [line[len("# expect: "):] for line in raw[:first].decode().splitlines()
-               if line.startswith("# expect: ")]
+    expects = [
+        line[len("# expect: ") :]
+        for line in raw[:first].decode().splitlines()
+        if line.startswith("# expect: ")
+    ]
     files = dict(DEFAULT_FILES)
     for match in re.finditer(rb"^=== (.+)\n", raw[first:], re.MULTILINE):
         start = first + match.end()
@@ -66,7 +69,7 @@ def test_case(case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     code, lines, output = check(Path("entries"))
     if os.environ.get("UPDATE_CASES"):
         text = (CASES / case).read_bytes()
-        body = text[text.index(b"=== "):]
+        body = text[text.index(b"=== ") :]
         header = "".join(f"# expect: {line}\n" for line in lines).encode()
         (CASES / case).write_bytes(header + body)
         expects = lines
@@ -83,11 +86,19 @@ def bad_site_case(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("mkdocs-case")
 
 
-@pytest.mark.parametrize("case", ["bad-severity", "two-files-one-id", "alias-bomb",
-                                  "missing-several-fields", "raw-html-in-prose"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "bad-severity",
+        "two-files-one-id",
+        "alias-bomb",
+        "missing-several-fields",
+        "raw-html-in-prose",
+    ],
+)
 def test_mkdocs_build_reports_the_same_and_writes_nothing(
-        case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        caplog: pytest.LogCaptureFixture) -> None:
+    case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     expects, files = parse(CASES / f"{case}.case")
     entries = materialise(files, tmp_path)
     monkeypatch.setenv("ENCYCLOPEDIA_ENTRIES", str(entries))
@@ -108,9 +119,11 @@ def test_huge_file_is_refused_quickly(tmp_path: Path, monkeypatch: pytest.Monkey
     materialise(files, tmp_path)
     code, lines, _ = check(Path("entries"))
     assert code == 1
-    assert lines == ["entries/memory/case.yaml:1:1: file is 52,428,808 bytes, over the limit of "
-                     "524,288; an entry is a page of text: shorten it or split it into several "
-                     "entries"]
+    assert lines == [
+        "entries/memory/case.yaml:1:1: file is 52,428,808 bytes, over the limit of "
+        "524,288; an entry is a page of text: shorten it or split it into several "
+        "entries"
+    ]
 
 
 def test_valid_base_is_valid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

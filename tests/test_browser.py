@@ -19,8 +19,9 @@ SEARCHES = {
     "max_seqlen_k": "flash-attention-max-seqlen-illegal-access",
     "cu_seqlens": "flash-attention-max-seqlen-illegal-access",
     "int32": "flash-attention-max-seqlen-illegal-access",
-    "RuntimeError: CUDA error: an illegal memory access was encountered":
-        "cuda-illegal-memory-access",
+    "RuntimeError: CUDA error: an illegal memory access was encountered": (
+        "cuda-illegal-memory-access"
+    ),
 }
 
 
@@ -39,7 +40,8 @@ def search(page: Any, query: str) -> list[str]:
     box.type(query, delay=5)
     page.wait_for_selector(".md-search-result__item a", timeout=10000)
     return page.eval_on_selector_all(
-        "li.md-search-result__item > a.md-search-result__link", "els => els.map(e => e.href)")
+        "li.md-search-result__item > a.md-search-result__link", "els => els.map(e => e.href)"
+    )
 
 
 def entry_id(href: str) -> str:
@@ -54,8 +56,9 @@ def test_search_box_brings_the_right_entry_first(page: Any, shipped_url: str, qu
     assert entry_id(results[0]) == SEARCHES[query], results[:5]
 
 
-def test_no_request_leaves_the_local_server(page: Any, shipped_url: str,
-                                            shipped_site: Path) -> None:
+def test_no_request_leaves_the_local_server(
+    page: Any, shipped_url: str, shipped_site: Path
+) -> None:
     requests: list[str] = []
     page.on("request", lambda request: requests.append(request.url))
     entries = json.loads((shipped_site / "api" / "entries.json").read_text())
@@ -66,8 +69,11 @@ def test_no_request_leaves_the_local_server(page: Any, shipped_url: str,
     search(page, "illegal memory access")
     page.wait_for_load_state("networkidle")
     local = urlsplit(shipped_url).netloc
-    foreign = [u for u in requests if urlsplit(u).scheme in ("http", "https", "ws", "wss")
-               and urlsplit(u).netloc != local]
+    foreign = [
+        u
+        for u in requests
+        if urlsplit(u).scheme in ("http", "https", "ws", "wss") and urlsplit(u).netloc != local
+    ]
     assert requests, "no request was recorded at all"
     assert foreign == []
 

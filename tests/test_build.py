@@ -15,18 +15,43 @@ def read(site: Path, rel: str) -> str:
 
 
 def test_every_kind_of_page_is_built(fixture_site: Path) -> None:
-    for rel in ["index.html", "categories/index.html", "severity/index.html", "tags/index.html",
-                "tags/oom/index.html", "memory/index.html", "kernels/index.html",
-                "memory/alpha-oom/index.html", "kernels/beta-illegal-access/index.html",
-                "404.html", "contributing/index.html", "api/entries.json",
-                "api/signatures.json", "api/schema.json", "schema/entry.schema.json"]:
+    for rel in [
+        "index.html",
+        "categories/index.html",
+        "severity/index.html",
+        "tags/index.html",
+        "tags/oom/index.html",
+        "memory/index.html",
+        "kernels/index.html",
+        "memory/alpha-oom/index.html",
+        "kernels/beta-illegal-access/index.html",
+        "404.html",
+        "contributing/index.html",
+        "api/entries.json",
+        "api/signatures.json",
+        "api/schema.json",
+        "schema/entry.schema.json",
+    ]:
         assert (fixture_site / rel).is_file(), rel
 
 
 def test_entry_page_has_every_section_in_order(fixture_site: Path) -> None:
     html = read(fixture_site, "memory/alpha-oom/index.html")
-    ids = ["fix", "what", "mechanism", "observe", "symptoms", "confirm", "signatures",
-           "root-cause", "prevention", "faq", "related", "examples", "references"]
+    ids = [
+        "fix",
+        "what",
+        "mechanism",
+        "observe",
+        "symptoms",
+        "confirm",
+        "signatures",
+        "root-cause",
+        "prevention",
+        "faq",
+        "related",
+        "examples",
+        "references",
+    ]
     positions = [html.index(f'id="{i}"') for i in ids]
     assert positions == sorted(positions)
     assert html.index("Quick answer") < html.index('id="fix"')
@@ -35,9 +60,11 @@ def test_entry_page_has_every_section_in_order(fixture_site: Path) -> None:
 def test_related_links_go_both_ways(fixture_site: Path) -> None:
     alpha = read(fixture_site, "memory/alpha-oom/index.html")
     beta = read(fixture_site, "kernels/beta-illegal-access/index.html")
-    assert re.search(r'href="../../kernels/beta-illegal-access/"[^>]*>Beta illegal access</a>', alpha)
+    assert re.search(
+        r'href="../../kernels/beta-illegal-access/"[^>]*>Beta illegal access</a>', alpha
+    )
     assert "leads to" in alpha
-    referenced = beta[beta.index("Referenced by"):]
+    referenced = beta[beta.index("Referenced by") :]
     assert re.search(r'href="../../memory/alpha-oom/"[^>]*>Alpha out of memory</a>', referenced)
     assert "often caused by" in referenced
 
@@ -72,7 +99,7 @@ def test_alias_redirects_to_the_entry(fixture_site: Path) -> None:
 
 def test_sidebar_is_short(fixture_site: Path) -> None:
     html = read(fixture_site, "memory/alpha-oom/index.html")
-    nav = html[html.index('<nav class="md-nav md-nav--primary"'):]
+    nav = html[html.index('<nav class="md-nav md-nav--primary"') :]
     nav = nav[: nav.index("</nav>")]
     labels = re.findall(r'<span class="md-ellipsis">\s*([^<]+?)\s*</span>', nav)
     assert labels == ["Home", "Categories", "Tags", "Severity", "Contributing"]
@@ -97,10 +124,13 @@ def test_exports_resolve_entries(fixture_site: Path) -> None:
     assert beta["referenced_by"][0]["id"] == "alpha-oom"
     signatures = json.loads(read(fixture_site, "api/signatures.json"))
     assert {"text": "alpha_kernel_launch", "weight": 3, "context": True} in next(
-        s for s in signatures if s["id"] == "alpha-oom")["signatures"]
+        s for s in signatures if s["id"] == "alpha-oom"
+    )["signatures"]
     schema = json.loads(read(fixture_site, "api/schema.json"))
     assert "severity" in schema["required"]
-    assert read(fixture_site, "api/schema.json") == (ROOT / "schema" / "entry.schema.json").read_text()
+    assert (
+        read(fixture_site, "api/schema.json") == (ROOT / "schema" / "entry.schema.json").read_text()
+    )
 
 
 def test_no_third_party_assets(fixture_site: Path) -> None:
@@ -121,7 +151,10 @@ def test_failing_build_writes_nothing(tmp_path: Path) -> None:
     (site / "keep.txt").write_text("old site")
     result = run_build(tmp_path / "entries", site)
     assert result.returncode == 1
-    assert "entries/memory/broken.yaml:2:11: `huge` is not a valid value for `severity`" in result.stderr
+    assert (
+        "entries/memory/broken.yaml:2:11: `huge` is not a valid value for `severity`"
+        in result.stderr
+    )
     assert "missing required field `summary`" in result.stderr
     assert "Traceback" not in result.stderr
     assert sorted(p.name for p in site.iterdir()) == ["keep.txt"]

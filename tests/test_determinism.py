@@ -9,8 +9,11 @@ from tests.support import run_build
 
 
 def snapshot(site: Path) -> dict[str, bytes]:
-    return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.rglob("*"))
-            if p.is_file()}
+    return {
+        p.relative_to(site).as_posix(): p.read_bytes()
+        for p in sorted(site.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_builds_are_byte_identical(tmp_path: Path) -> None:

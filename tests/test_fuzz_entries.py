@@ -19,11 +19,16 @@ from generator.yamlsource import read_source
 BASE = yaml.safe_load((Path(__file__).parent / "bad_entries" / "_valid.yaml").read_text())
 PATH = "entries/memory/case.yaml"
 
-scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True),
-                    st.text(max_size=40))
-values = st.recursive(scalars, lambda inner: st.one_of(
-    st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=10), inner, max_size=4)),
-    max_leaves=12)
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), st.text(max_size=40)
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=10), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
 
 
 def paths(data: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -84,4 +89,4 @@ def test_structural_mutations_never_crash(data: st.DataObject) -> None:
 def test_byte_mutations_never_crash(position: int, junk: bytes, cut: int) -> None:
     raw = (Path(__file__).parent / "bad_entries" / "_valid.yaml").read_bytes()
     position %= len(raw)
-    check_text(raw[:position] + junk + raw[position + cut:])
+    check_text(raw[:position] + junk + raw[position + cut :])

@@ -50,14 +50,29 @@ def test_serve_reloads_entries(tmp_path: Path) -> None:
     env = {**os.environ, "ENCYCLOPEDIA_ENTRIES": str(entries), "NO_MKDOCS_2_WARNING": "1"}
     with log.open("w") as out:
         server = subprocess.Popen(
-            [sys.executable, "-m", "mkdocs", "serve", "--livereload", "-a", f"127.0.0.1:{port}",
-             "-f", str(ROOT / "mkdocs.yml")], cwd=ROOT, env=env, stdout=out, stderr=out)
+            [
+                sys.executable,
+                "-m",
+                "mkdocs",
+                "serve",
+                "--livereload",
+                "-a",
+                f"127.0.0.1:{port}",
+                "-f",
+                str(ROOT / "mkdocs.yml"),
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=out,
+        )
     url = f"http://127.0.0.1:{port}/memory/alpha-oom/"
     try:
         wait_for(lambda: "Alpha out of memory" in (fetch(url) or ""), "first build")
 
-        entry.write_text(entry.read_text().replace("title: Alpha out of memory",
-                                                   "title: Alpha edited live"))
+        entry.write_text(
+            entry.read_text().replace("title: Alpha out of memory", "title: Alpha edited live")
+        )
         wait_for(lambda: "Alpha edited live" in (fetch(url) or ""), "the edit to show")
 
         original = entry.read_text()

@@ -38,9 +38,11 @@ def test_list_items(shown: dict[str, list[str]]) -> None:
 
 
 def test_prose_paragraphs(shown: dict[str, list[str]]) -> None:
-    assert ("Text with | pipes, {{ x }}, {% raw %}, *args, __init__ and `backticks` and ünïcødé."
-            in shown["p"])
-    assert "In code: File \"x.py\", line 1, in <module>." in shown["p"]
+    assert (
+        "Text with | pipes, {{ x }}, {% raw %}, *args, __init__ and `backticks` and ünïcødé."
+        in shown["p"]
+    )
+    assert 'In code: File "x.py", line 1, in <module>.' in shown["p"]
     assert any("Pipes | and <script>alert(1)</script> in code" in p for p in shown["p"])
 
 

@@ -1,0 +1,91 @@
+"""The Python matcher on the shared vectors (tests/diagnose_vectors/, also run against the
+JavaScript matcher), on streaming edge cases and through the CLI."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from generator import diagnose
+from generator.cli import main
+
+VECTORS = Path(__file__).parent / "diagnose_vectors"
+INDEX = diagnose.Index.from_export(json.loads((VECTORS / "index.json").read_text()))
+
+
+def summary(result: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": m["id"],
+            "score": m["score"],
+            "confidence": m["confidence"],
+            "rank": m["rank"],
+            "collateral_of": m["collateral_of"],
+            "lines": [e["line"] for e in m["evidence"]],
+        }
+        for m in result["matches"]
+    ]
+
+
+def vector_names() -> list[str]:
+    return sorted(p.stem for p in VECTORS.glob("*.json") if p.stem != "index")
+
+
+@pytest.mark.parametrize("name", vector_names())
+def test_vector(name: str) -> None:
+    case = json.loads((VECTORS / f"{name}.json").read_text(encoding="utf-8"))
+    result = diagnose.diagnose(INDEX, io.BytesIO(case["log"].encode("utf-8")))
+    assert summary(result) == case["expect"]
+    assert result["root_rank"] == case["root_rank"]
+
+
+@pytest.mark.parametrize("chunk", [7, 64, 4096])
+def test_small_chunks_give_the_same_result(chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Streaming must not change the result wherever chunk boundaries fall."""
+    monkeypatch.setattr(diagnose, "CHUNK_BYTES", chunk)
+    for name in vector_names():
+        case = json.loads((VECTORS / f"{name}.json").read_text(encoding="utf-8"))
+        result = diagnose.diagnose(INDEX, io.BytesIO(case["log"].encode("utf-8")))
+        assert summary(result) == case["expect"], name
+
+
+def test_evidence_names_line_text_and_signature() -> None:
+    log = b"step 1\r\n\x1b[31mtorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB\x1b[0m\n"
+    match = diagnose.diagnose(INDEX, io.BytesIO(log))["matches"][0]
+    assert match["evidence"][0] == {
+        "line": 2,
+        "text": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB",
+        "signature": "CUDA out of memory. Tried to allocate",
+    }
+
+
+def test_cli_json_and_exit_codes(tmp_path: Path) -> None:
+    log = tmp_path / "train.log"
+    log.write_text(json.loads((VECTORS / "multirank-oom-then-timeout.json").read_text())["log"])
+    runner = CliRunner()
+    result = runner.invoke(
+        main, ["diagnose", str(log), "--json", "--index", str(VECTORS / "index.json")]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert [m["id"] for m in data["matches"]] == ["oom", "nccl-timeout"]
+    assert set(data["matches"][0]) >= {"id", "title", "url", "score", "confidence", "evidence"}
+    top = runner.invoke(
+        main, ["diagnose", str(log), "--top", "1", "--index", str(VECTORS / "index.json")]
+    )
+    assert top.exit_code == 0
+    assert "CUDA out of memory [oom]" in top.stdout and "nccl-timeout" not in top.stdout
+    nothing = runner.invoke(
+        main,
+        ["diagnose", "-", "--index", str(VECTORS / "index.json")],
+        input="Traceback (most recent call last):\nRuntimeError: error\n",
+    )
+    assert nothing.exit_code == 1
+    assert "No known failure matched" in nothing.stdout
+    missing = runner.invoke(main, ["diagnose", str(tmp_path / "absent.log")])
+    assert missing.exit_code == 2
