@@ -11,7 +11,8 @@ Semantics (both implementations):
   in order. No other character is special, so matching is linear in the log size.
 - An entry is a candidate when one of its primary signatures matches. Its score is the sum of
   the weights of its distinct matched signatures (primary and context).
-- A candidate that another candidate causes (`leads-to` / `often-caused-by`) is collateral.
+- A candidate that another candidate causes (`leads-to` / `often-caused-by`) is collateral,
+  when that cause has a primary match on a line of its own.
 - Order: initiating before collateral, then evidence from the rank torchrun names as the root
   cause first, then higher score, then earlier first evidence, then id.
 
@@ -36,10 +37,10 @@ _ANSI = re.compile(
     rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n\r]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]"
 )
 _SPACES = re.compile(r"[ \t\f\v]+")
-_RANK = re.compile(r"^ ?\[(?:rank ?|default)(\d+)\]:")
+_RANK = re.compile(r"^ ?\[(?:rank ?|default)([0-9]+)\]:")
 _ROOT_CAUSE = "root cause (first observed failure)"
 _ROOT_WORD = "observed"  # every line holding _ROOT_CAUSE holds this word, whatever its spacing
-_ROOT_RANK = re.compile(r"^ ?rank ?: ?(\d+)")
+_ROOT_RANK = re.compile(r"^ ?rank ?: ?([0-9]+)")
 _UPPER = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", b"abcdefghijklmnopqrstuvwxyz")
 
 
@@ -57,7 +58,7 @@ def normalise(text: str) -> str:
 
 def pieces(signature: str) -> list[str]:
     """The literal pieces of a signature, normalised, in order."""
-    return [p for p in normalise(signature).strip().split("*") if p]
+    return [p for p in normalise(signature).strip(" ").split("*") if p]
 
 
 def anchor(signature: str) -> str:
@@ -95,6 +96,7 @@ class Hit:
     text: str
     signature: str
     rank: int | None
+    context: bool
 
 
 @dataclass
@@ -229,7 +231,7 @@ class _Scanner:
                     self.candidates,
                     self.index,
                     sig,
-                    Hit(line, text.strip(" \t\f\v")[:500], sig.text, rank),
+                    Hit(line, text.strip(" \t\f\v")[:500], sig.text, rank, sig.context),
                 )
 
     def _root_block(self, chunk: bytes, pos: int) -> None:
@@ -264,6 +266,14 @@ def _record(candidates: dict[str, Candidate], index: Index, sig: Signature, hit:
             cand.hits.append(hit)
 
 
+def _has_own_line(cause: Candidate, effect: Candidate) -> bool:
+    """A cause explains an effect only with evidence of its own: a primary match on a line where
+    the effect matched nothing. (Two entries that share one error line are alternatives, not a
+    cause and its collateral damage.)"""
+    effect_lines = {h.line for h in effect.hits}
+    return any(not h.context and h.line not in effect_lines for h in cause.hits)
+
+
 def confidence(score: int) -> str:
     return "high" if score >= 15 else "medium" if score >= 8 else "low"
 
@@ -277,7 +287,9 @@ def rank_candidates(
         causes = [
             other
             for other in found.values()
-            if other.id != cand.id and cand.id in index.causes.get(other.id, ())
+            if other.id != cand.id
+            and cand.id in index.causes.get(other.id, ())
+            and _has_own_line(other, cand)
         ]
         cause = max(causes, key=lambda c: (c.score, c.id)) if causes else None
         first = min(h.line for h in cand.hits)

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +58,10 @@ def test_small_chunks_give_the_same_result(chunk: int, monkeypatch: pytest.Monke
 
 
 def test_evidence_names_line_text_and_signature() -> None:
-    log = b"step 1\r\n\x1b[31mtorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB\x1b[0m\n"
+    log = (
+        b"step 1\r\n\x1b[31mtorch.OutOfMemoryError: CUDA out of memory. "
+        b"Tried to allocate 2 GiB\x1b[0m\n"
+    )
     match = diagnose.diagnose(INDEX, io.BytesIO(log))["matches"][0]
     assert match["evidence"][0] == {
         "line": 2,
@@ -89,3 +95,37 @@ def test_cli_json_and_exit_codes(tmp_path: Path) -> None:
     assert "No known failure matched" in nothing.stdout
     missing = runner.invoke(main, ["diagnose", str(tmp_path / "absent.log")])
     assert missing.exit_code == 2
+
+
+def run_node(index_file: Path, cases: dict[str, str], tmp_path: Path) -> dict[str, Any]:
+    """The JavaScript matcher on `cases` through Node (required in CI, skipped elsewhere)."""
+    node = shutil.which("node")
+    if node is None:
+        if os.environ.get("CI"):
+            pytest.fail("node not found: the JavaScript matcher cannot be tested")
+        pytest.skip("node not found")
+    cases_file = tmp_path / "cases.json"
+    cases_file.write_text(json.dumps(cases), encoding="utf-8")
+    script = Path(__file__).parent / "js" / "diagnose_node.js"
+    result = subprocess.run(
+        [node, str(script), str(index_file), str(cases_file)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return dict(json.loads(result.stdout))
+
+
+def test_javascript_matcher_passes_the_same_vectors(tmp_path: Path) -> None:
+    cases = {
+        name: json.loads((VECTORS / f"{name}.json").read_text(encoding="utf-8"))
+        for name in vector_names()
+    }
+    results = run_node(VECTORS / "index.json", {n: c["log"] for n, c in cases.items()}, tmp_path)
+    for name, case in cases.items():
+        assert summary(results[name]) == case["expect"], name
+        assert results[name]["root_rank"] == case["root_rank"], name
+    # Beyond the summaries, the full output (evidence text included) is identical.
+    for name, case in cases.items():
+        python = diagnose.diagnose(INDEX, io.BytesIO(case["log"].encode("utf-8")))
+        assert results[name] == python, name

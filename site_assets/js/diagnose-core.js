@@ -1,0 +1,288 @@
+/* The JavaScript half of the diagnose matcher; generator/diagnose.py is the Python half and
+ * documents the semantics. Both pass tests/diagnose_vectors/. Runs in a Web Worker, in a page
+ * or in Node; it never touches the network. */
+(function (root) {
+  "use strict";
+
+  var SEGMENT_BYTES = 64 * 1024;
+  var MAX_EVIDENCE = 5;
+  var ROOT_BLOCK_LINES = 12;
+  var ROOT_CAUSE = "root cause (first observed failure)";
+  var ROOT_WORD = "observed";
+  var ANSI = /\x1b\[[0-9;?]*[ -\/]*[@-~]|\x1b\][^\x07\x1b\n\r]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]/g;
+  var SPACES = /[ \t\f\v]+/g;
+  var RANK = /^ ?\[(?:rank ?|default)(\d+)\]:/;
+  var ROOT_RANK = /^ ?rank ?: ?(\d+)/;
+  var EDGE_SPACES = /^[ \t\f\v]+|[ \t\f\v]+$/g;
+
+  function asciiLower(text) {
+    return /[A-Z]/.test(text)
+      ? text.replace(/[A-Z]+/g, function (s) { return s.toLowerCase(); })
+      : text;
+  }
+
+  function normalise(text) {
+    return asciiLower(text).replace(SPACES, " ");
+  }
+
+  function pieces(signature) {
+    return normalise(signature).replace(/^ +| +$/g, "").split("*").filter(function (p) {
+      return p.length > 0;
+    });
+  }
+
+  function anchor(parts) {
+    var best = "";
+    parts.forEach(function (p) {
+      p.split(" ").forEach(function (t) { if (t.length > best.length) best = t; });
+    });
+    return best;
+  }
+
+  function matches(parts, segment) {
+    var pos = 0;
+    for (var i = 0; i < parts.length; i++) {
+      var found = segment.indexOf(parts[i], pos);
+      if (found < 0) return false;
+      pos = found + parts[i].length;
+    }
+    return true;
+  }
+
+  /* Aho-Corasick over ASCII-lower-cased UTF-16 code units. */
+  function Automaton(words) {
+    this.next = [new Map()];
+    this.fail = [0];
+    this.out = [[]];
+    var self = this;
+    words.forEach(function (word) {
+      var state = 0;
+      for (var i = 0; i < word.length; i++) {
+        var c = word.charCodeAt(i);
+        var to = self.next[state].get(c);
+        if (to === undefined) {
+          to = self.next.length;
+          self.next.push(new Map());
+          self.fail.push(0);
+          self.out.push([]);
+          self.next[state].set(c, to);
+        }
+        state = to;
+      }
+      self.out[state].push(word);
+    });
+    var queue = [];
+    this.next[0].forEach(function (to) { queue.push(to); });
+    for (var q = 0; q < queue.length; q++) {
+      var state = queue[q];
+      this.next[state].forEach(function (to, c) {
+        queue.push(to);
+        var f = self.fail[state];
+        while (f > 0 && !self.next[f].has(c)) f = self.fail[f];
+        var target = self.next[f].get(c);
+        self.fail[to] = target !== undefined && target !== to ? target : 0;
+        self.out[to] = self.out[to].concat(self.out[self.fail[to]]);
+      });
+    }
+  }
+
+  Automaton.prototype.step = function (state, c) {
+    if (c >= 65 && c <= 90) c += 32;
+    while (true) {
+      var to = this.next[state].get(c);
+      if (to !== undefined) return to;
+      if (state === 0) return 0;
+      state = this.fail[state];
+    }
+  };
+
+  function Index(data) {
+    var self = this;
+    this.entries = new Map();
+    this.causes = new Map();
+    this.signatures = [];
+    this.byAnchor = new Map();
+    data.forEach(function (item) {
+      self.entries.set(item.id, item);
+      self.causes.set(item.id, new Set(item.causes || []));
+      item.signatures.forEach(function (sig) {
+        var parts = pieces(sig.text);
+        if (!parts.length) return;
+        var s = { order: self.signatures.length, entry: item.id, text: sig.text,
+                  weight: sig.weight, context: !!sig.context, parts: parts };
+        self.signatures.push(s);
+        var a = anchor(parts);
+        if (!self.byAnchor.has(a)) self.byAnchor.set(a, []);
+        self.byAnchor.get(a).push(s);
+      });
+    });
+    this.automaton = new Automaton(Array.from(this.byAnchor.keys()).concat([ROOT_WORD]));
+  }
+
+  var encoder = typeof TextEncoder !== "undefined" ? new TextEncoder() : null;
+  var decoder = typeof TextDecoder !== "undefined" ? new TextDecoder("utf-8") : null;
+
+  /* A segment is cut at SEGMENT_BYTES bytes of UTF-8, like the Python side. */
+  function capSegment(text) {
+    if (text.length * 3 <= SEGMENT_BYTES) return text;
+    var bytes = encoder.encode(text);
+    if (bytes.length <= SEGMENT_BYTES) return text;
+    return decoder.decode(bytes.subarray(0, SEGMENT_BYTES));
+  }
+
+  function first500(text) {
+    if (text.length <= 500) return text;
+    return Array.from(text).slice(0, 500).join("");
+  }
+
+  function record(state, index, sig, hit) {
+    var entry = index.entries.get(sig.entry);
+    var cand = state.candidates.get(sig.entry);
+    if (!cand) {
+      cand = { id: sig.entry, title: entry.title, url: entry.url, score: 0, primary: false,
+               hits: [], matched: new Set() };
+      state.candidates.set(sig.entry, cand);
+    }
+    if (!sig.context) cand.primary = true;
+    if (!cand.matched.has(sig.text)) {
+      cand.matched.add(sig.text);
+      cand.score += sig.weight;
+      if (cand.hits.length < MAX_EVIDENCE) cand.hits.push(hit);
+    }
+  }
+
+  function matchSegment(state, index, text, start, end, words, line) {
+    var raw = capSegment(text.slice(start, end));
+    var norm = normalise(raw);
+    if (words.has(ROOT_WORD) && state.rootRank === null && norm.indexOf(ROOT_CAUSE) >= 0) {
+      var nl = text.indexOf("\n", start);
+      state.rootLinesLeft = ROOT_BLOCK_LINES;
+      state.rootPos = nl < 0 ? text.length : nl + 1;
+    }
+    var found = RANK.exec(norm);
+    var rank = found ? parseInt(found[1], 10) : null;
+    var tried = [];
+    words.forEach(function (w) {
+      if (w === ROOT_WORD) return;
+      (index.byAnchor.get(w) || []).forEach(function (s) {
+        if (tried.indexOf(s) < 0) tried.push(s);
+      });
+    });
+    tried.sort(function (a, b) { return a.order - b.order; });
+    var evidence = null;
+    tried.forEach(function (sig) {
+      if (matches(sig.parts, norm)) {
+        if (evidence === null) evidence = first500(raw.replace(EDGE_SPACES, ""));
+        record(state, index, sig, { line: line, text: evidence, signature: sig.text, rank: rank,
+                                    context: sig.context });
+      }
+    });
+  }
+
+  function readRootBlock(state, text) {
+    var pos = state.rootPos;
+    while (state.rootLinesLeft > 0 && pos < text.length) {
+      var end = text.indexOf("\n", pos);
+      if (end < 0) end = text.length;
+      state.rootLinesLeft -= 1;
+      var found = ROOT_RANK.exec(normalise(text.slice(pos, end).replace(/\r/g, " ")));
+      if (found) { state.rootRank = parseInt(found[1], 10); state.rootLinesLeft = 0; }
+      pos = end + 1;
+    }
+  }
+
+  function scan(index, input) {
+    var text = input.indexOf("\x1b") >= 0 ? input.replace(ANSI, "") : input;
+    var state = { candidates: new Map(), rootRank: null, rootLinesLeft: 0, rootPos: 0 };
+    var ac = index.automaton;
+    var node = 0, line = 1, segStart = 0;
+    var pendingStart = -1, pendingLine = 0, words = null;
+    var n = text.length;
+    for (var i = 0; i < n; i++) {
+      var c = text.charCodeAt(i);
+      if (c === 10 || c === 13) {
+        if (words !== null) {
+          matchSegment(state, index, text, pendingStart, i, words, pendingLine);
+          words = null;
+          if (state.rootLinesLeft > 0 && state.rootRank === null) readRootBlock(state, text);
+        }
+        if (c === 10) line += 1;
+        segStart = i + 1;
+        node = 0;
+        continue;
+      }
+      node = ac.step(node, c);
+      var out = ac.out[node];
+      if (out.length) {
+        if (words === null) { words = new Set(); pendingStart = segStart; pendingLine = line; }
+        for (var k = 0; k < out.length; k++) words.add(out[k]);
+      }
+    }
+    if (words !== null) {
+      matchSegment(state, index, text, pendingStart, n, words, pendingLine);
+      if (state.rootLinesLeft > 0 && state.rootRank === null) readRootBlock(state, text);
+    }
+    return state;
+  }
+
+  /* A cause explains an effect only with a primary match on a line where the effect matched
+   * nothing: two entries sharing one error line are alternatives, not cause and collateral. */
+  function hasOwnLine(cause, effect) {
+    var lines = new Set(effect.hits.map(function (h) { return h.line; }));
+    return cause.hits.some(function (h) { return !h.context && !lines.has(h.line); });
+  }
+
+  function confidence(score) {
+    return score >= 15 ? "high" : score >= 8 ? "medium" : "low";
+  }
+
+  function compareKeys(a, b) {
+    for (var i = 0; i < a.length; i++) {
+      if (a[i] < b[i]) return -1;
+      if (a[i] > b[i]) return 1;
+    }
+    return 0;
+  }
+
+  function rankCandidates(index, state) {
+    var found = Array.from(state.candidates.values()).filter(function (c) { return c.primary; });
+    var results = found.map(function (cand) {
+      var causes = found.filter(function (other) {
+        return other.id !== cand.id && index.causes.get(other.id).has(cand.id) &&
+          hasOwnLine(other, cand);
+      });
+      causes.sort(function (a, b) { return compareKeys([b.score, b.id], [a.score, a.id]); });
+      var cause = causes.length ? causes[0] : null;
+      var hits = cand.hits.slice().sort(function (a, b) { return a.line - b.line; });
+      var ranks = hits.filter(function (h) { return h.rank !== null; }).map(function (h) {
+        return h.rank;
+      });
+      var fromRoot = state.rootRank !== null && ranks.indexOf(state.rootRank) >= 0;
+      var first = Math.min.apply(null, hits.map(function (h) { return h.line; }));
+      return {
+        key: [cause ? 1 : 0, fromRoot ? 0 : 1, -cand.score, first, cand.id],
+        match: {
+          id: cand.id, title: cand.title, url: cand.url, score: cand.score,
+          confidence: confidence(cand.score), rank: ranks.length ? ranks[0] : null,
+          collateral_of: cause ? cause.id : null,
+          evidence: hits.map(function (h) {
+            return { line: h.line, text: h.text, signature: h.signature };
+          })
+        }
+      };
+    });
+    results.sort(function (a, b) { return compareKeys(a.key, b.key); });
+    return results.map(function (r) { return r.match; });
+  }
+
+  function diagnose(index, text, top) {
+    var state = scan(index, text);
+    var ranked = rankCandidates(index, state);
+    return { matches: top ? ranked.slice(0, top) : ranked, root_rank: state.rootRank };
+  }
+
+  var api = { Index: Index, diagnose: diagnose, normalise: normalise, pieces: pieces,
+              SEGMENT_BYTES: SEGMENT_BYTES };
+  if (typeof module !== "undefined" && module.exports) module.exports = api;
+  else root.DiagnoseCore = api;
+})(typeof self !== "undefined" ? self : this);
