@@ -63,6 +63,13 @@ def _front_matter(**fields: Any) -> Md:
     return Md("---\n" + "\n".join(lines) + "\n---")
 
 
+def search_boost(page: Page) -> float:
+    """Entries that many others point to are the hubs a generic query should land on (the
+    generic illegal-memory-access page before one of its specific causes): up to twice the
+    weight of an entry nobody links to."""
+    return 1 + min(len(page.referenced_by), 10) / 10
+
+
 def _html_text(value: Any) -> Any:
     if isinstance(value, str):
         return html.escape(value, quote=True)
@@ -95,7 +102,8 @@ def environment(override_dir: Path | None = None) -> jinja2.Environment:
         json=lambda v: Md(json.dumps(v)),
     )
     env.globals.update(
-        front_matter=_front_matter, severities=SEVERITIES, severity_text=SEVERITY_TEXT
+        front_matter=_front_matter,
+        search_boost=search_boost, severities=SEVERITIES, severity_text=SEVERITY_TEXT
     )
     return env
 
@@ -122,6 +130,7 @@ def render_site(
     add("home.md.j2", "index.md")
     add("categories.md.j2", "categories.md")
     add("severity.md.j2", "severity.md")
+    add("diagnose.md.j2", "diagnose.md")
     add("tags.md.j2", "tags/index.md", tags=enc.tags)
     for tag, tagged in enc.tags.items():
         add("tag.md.j2", f"tags/{tag}.md", tag=tag, tagged=tagged)

@@ -22,6 +22,10 @@ SEARCHES = {
     "RuntimeError: CUDA error: an illegal memory access was encountered": (
         "cuda-illegal-memory-access"
     ),
+    "CUBLAS_STATUS_EXECUTION_FAILED": "cublas-status-execution-failed",
+    "Watchdog caught collective operation timeout": "nccl-timeout",
+    "cudaErrorNoKernelImageForDevice": "cuda-no-kernel-image",
+    "Attempting to unscale FP16 gradients": "amp-unscale-fp16-gradients",
 }
 
 
@@ -86,3 +90,108 @@ def test_entry_page_reads_without_javascript(chromium: Any, fixture_url: str) ->
     assert page.locator("#fix").is_visible()
     assert page.locator("table td").first.inner_text() == "Crash at the first step"
     context.close()
+
+
+MULTIRANK_LOG = json.loads(
+    (Path(__file__).parent / "diagnose_vectors" / "multirank-oom-then-timeout.json").read_text()
+)["log"]
+
+
+def diagnosed(page: Any) -> list[dict[str, Any]]:
+    page.wait_for_selector(".enc-diagnose-match, .enc-diagnose-none", timeout=30000)
+    return page.eval_on_selector_all(
+        ".enc-diagnose-match",
+        """els => els.map(e => ({
+            href: e.querySelector('a').href,
+            collateral: e.classList.contains('enc-collateral'),
+            text: e.innerText}))""",
+    )
+
+
+def test_diagnose_page_pasted_log_makes_no_request(page: Any, shipped_url: str) -> None:
+    requests: list[str] = []
+    page.goto(shipped_url + "/diagnose/")
+    page.wait_for_load_state("networkidle")
+    page.on("request", lambda request: requests.append(request.url))
+    csp = page.get_attribute('meta[http-equiv="Content-Security-Policy"]', "content")
+    assert "connect-src 'none'" in csp
+    page.fill("#enc-log", MULTIRANK_LOG)
+    page.click(".enc-diagnose-run")
+    matches = diagnosed(page)
+    assert entry_id(matches[0]["href"]) == "cuda-out-of-memory"
+    assert "rank 3" in matches[0]["text"] and "line 5" in matches[0]["text"]
+    timeout = next(m for m in matches if entry_id(m["href"]) == "nccl-timeout")
+    assert timeout["collateral"] and "Collateral" in timeout["text"]
+    assert [u for u in requests if not u.startswith("blob:")] == []
+
+
+def test_diagnose_page_rejects_network_even_if_asked(page: Any, shipped_url: str) -> None:
+    """The policy holds for the page and for blob workers: a fetch from either is refused."""
+    page.goto(shipped_url + "/diagnose/")
+    outcome = page.evaluate("""async () => {
+        const page = await fetch('/api/signatures.json').then(() => 'sent', () => 'blocked');
+        const src = "fetch('/api/signatures.json').then(() => postMessage('sent'), " +
+                    "() => postMessage('blocked'))";
+        const url = URL.createObjectURL(new Blob([src], {type: 'text/javascript'}));
+        const worker = await new Promise(resolve => {
+            const w = new Worker(url); w.onmessage = e => resolve(e.data);
+        });
+        return [page, worker];
+    }""")
+    assert outcome == ["blocked", "blocked"]
+
+
+def test_diagnose_page_reads_a_dropped_file(page: Any, shipped_url: str, tmp_path: Path) -> None:
+    log = tmp_path / "train.log"
+    log.write_text(
+        "epoch 3\nRuntimeError: DataLoader worker (pid 4242) is killed by signal: "
+        "Bus error. It is possible that dataloader's workers are out of shared memory.\n"
+    )
+    page.goto(shipped_url + "/diagnose/")
+    page.set_input_files(".enc-diagnose input[type=file]", str(log))
+    matches = diagnosed(page)
+    assert entry_id(matches[0]["href"]) == "dataloader-worker-killed"
+
+
+def test_nothing_matched_is_said_plainly(page: Any, shipped_url: str) -> None:
+    page.goto(shipped_url + "/diagnose/")
+    page.fill("#enc-log", "Traceback (most recent call last):\nRuntimeError: error\n")
+    page.click(".enc-diagnose-run")
+    page.wait_for_selector(".enc-diagnose-none")
+    assert "No known failure matched" in page.inner_text(".enc-diagnose-none")
+
+
+def test_home_box_hands_the_log_to_the_diagnose_page(page: Any, shipped_url: str) -> None:
+    page.goto(shipped_url + "/")
+    page.fill("#enc-log", MULTIRANK_LOG)
+    page.click(".enc-diagnose-run")
+    page.wait_for_url("**/diagnose/")
+    assert entry_id(diagnosed(page)[0]["href"]) == "cuda-out-of-memory"
+    assert page.evaluate("sessionStorage.length") == 0
+
+
+def test_twenty_megabyte_log_keeps_the_page_responsive(
+    page: Any, shipped_url: str, tmp_path: Path
+) -> None:
+    line = "[rank1]: step 1234 | loss 2.3456 | lr 3.0e-04 | grad_norm 0.98 | tokens/s 123456\n"
+    body = line * (20 * 1024 * 1024 // len(line))
+    log = tmp_path / "big.log"
+    log.write_text(
+        body + "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB\n"
+    )
+    page.goto(shipped_url + "/diagnose/")
+    page.set_input_files(".enc-diagnose input[type=file]", str(log))
+    # While the worker reads and matches, the page answers at once.
+    delays = page.evaluate("""async () => {
+        const out = [];
+        for (let i = 0; i < 10; i++) {
+            const t = performance.now();
+            await new Promise(r => setTimeout(r, 0));
+            out.push(performance.now() - t);
+            await new Promise(r => setTimeout(r, 50));
+        }
+        return out;
+    }""")
+    assert max(delays) < 200, delays
+    matches = diagnosed(page)
+    assert entry_id(matches[0]["href"]) == "cuda-out-of-memory"

@@ -1,7 +1,8 @@
 /* The JavaScript half of the diagnose matcher; generator/diagnose.py is the Python half and
  * documents the semantics. Both pass tests/diagnose_vectors/. Runs in a Web Worker, in a page
  * or in Node; it never touches the network. */
-(function (root) {
+/* exported DiagnoseCoreFactory */
+function DiagnoseCoreFactory() {
   "use strict";
 
   var SEGMENT_BYTES = 64 * 1024;
@@ -281,8 +282,11 @@
     return { matches: top ? ranked.slice(0, top) : ranked, root_rank: state.rootRank };
   }
 
-  var api = { Index: Index, diagnose: diagnose, normalise: normalise, pieces: pieces,
-              SEGMENT_BYTES: SEGMENT_BYTES };
-  if (typeof module !== "undefined" && module.exports) module.exports = api;
-  else root.DiagnoseCore = api;
-})(typeof self !== "undefined" ? self : this);
+  return { Index: Index, diagnose: diagnose, normalise: normalise, pieces: pieces,
+           SEGMENT_BYTES: SEGMENT_BYTES };
+}
+
+/* The factory's own source also builds the page's Web Worker (see diagnose-ui.js): a worker made
+ * from a blob inherits the page's Content-Security-Policy, so it cannot reach the network. */
+if (typeof module !== "undefined" && module.exports) module.exports = DiagnoseCoreFactory();
+else self.DiagnoseCoreFactory = DiagnoseCoreFactory;

@@ -1,0 +1,199 @@
+/* The diagnose box: paste a log or drop a file, see the entries that explain it.
+ * The log is matched in a Web Worker built from a blob, so it inherits this page's
+ * Content-Security-Policy (connect-src 'none'): neither the page nor the worker can send it
+ * anywhere. Log text is only ever put into the page as text nodes, never as HTML. */
+(function () {
+  "use strict";
+
+  function workerMain() {
+    /* global DiagnoseCore */
+    var index = null;
+    self.onmessage = function (event) {
+      var msg = event.data;
+      if (msg.index) { index = new DiagnoseCore.Index(msg.index); return; }
+      var started = Date.now();
+      var read = msg.file ? msg.file.text() : Promise.resolve(msg.text);
+      read.then(function (text) {
+        var result = DiagnoseCore.diagnose(index, text, msg.top);
+        result.ms = Date.now() - started;
+        result.lines = text.length ? text.split("\n").length : 0;
+        self.postMessage(result);
+      }).catch(function (err) { self.postMessage({ error: String(err) }); });
+    };
+  }
+
+  function makeWorker() {
+    var source = "var DiagnoseCore = (" + self.DiagnoseCoreFactory.toString() + ")();\n(" +
+      workerMain.toString() + ")();";
+    var url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
+    var worker = new Worker(url);
+    URL.revokeObjectURL(url);
+    worker.postMessage({ index: self.DIAGNOSE_INDEX });
+    return worker;
+  }
+
+  function el(tag, cls, text) {
+    var node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  /* The evidence line with the signature's literal pieces marked, found the way the matcher
+   * finds them: ASCII case and runs of spaces do not matter. */
+  function highlighted(text, signature) {
+    var line = el("code", "enc-evidence-text");
+    var pieces = signature.split("*").map(function (p) { return p.trim(); }).filter(Boolean);
+    var pos = 0;
+    pieces.forEach(function (piece) {
+      var pattern = piece.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/ +/g, "[ \\t\\f\\v]+");
+      var re = new RegExp(pattern, "gi");
+      re.lastIndex = pos;
+      var m = re.exec(text);
+      if (!m) return;
+      line.appendChild(document.createTextNode(text.slice(pos, m.index)));
+      line.appendChild(el("mark", null, m[0]));
+      pos = m.index + m[0].length;
+    });
+    line.appendChild(document.createTextNode(text.slice(pos)));
+    return line;
+  }
+
+  function siteRoot() {
+    var base = document.querySelector("script[src$='api/signatures.js']");
+    return base ? base.src.replace(/api\/signatures\.js.*$/, "") : "/";
+  }
+
+  function render(box, result) {
+    var out = box.querySelector(".enc-diagnose-results");
+    out.textContent = "";
+    if (result.error) { out.appendChild(el("p", "enc-diagnose-none", result.error)); return; }
+    var status = box.querySelector(".enc-diagnose-status");
+    status.textContent = "Read " + result.lines.toLocaleString() + " lines in " + result.ms +
+      " ms, on this computer.";
+    if (!result.matches.length) {
+      out.appendChild(el("p", "enc-diagnose-none",
+        "No known failure matched this log. None of the encyclopedia's error signatures " +
+        "appears in it, so there is nothing to point to: search for the exact error line, " +
+        "or check that the log includes the traceback."));
+      return;
+    }
+    var list = el("ol", "enc-diagnose-list");
+    var root = siteRoot();
+    result.matches.forEach(function (m) {
+      var item = el("li", "enc-diagnose-match" + (m.collateral_of ? " enc-collateral" : ""));
+      var head = el("div", "enc-diagnose-head");
+      var link = el("a", null, m.title);
+      link.href = root + m.url.replace(/^\//, "");
+      head.appendChild(link);
+      head.appendChild(el("span", "enc-badge enc-confidence-" + m.confidence,
+        m.confidence + " confidence"));
+      head.appendChild(el("span", "enc-diagnose-score", "score " + m.score));
+      if (m.rank !== null) head.appendChild(el("span", "enc-badge", "rank " + m.rank));
+      item.appendChild(head);
+      if (m.collateral_of) {
+        var first = result.matches.filter(function (o) { return o.id === m.collateral_of; })[0];
+        item.appendChild(el("p", "enc-diagnose-note",
+          "Collateral: most likely a consequence of " + (first ? first.title : m.collateral_of) +
+          ", which this log shows first-hand. Fix that one first."));
+      }
+      var ev = el("ul", "enc-evidence");
+      m.evidence.forEach(function (e) {
+        var row = el("li");
+        row.appendChild(el("span", "enc-evidence-line", "line " + e.line));
+        row.appendChild(highlighted(e.text, e.signature));
+        ev.appendChild(row);
+      });
+      item.appendChild(ev);
+      list.appendChild(item);
+    });
+    out.appendChild(list);
+  }
+
+  var HANDOFF = "enc-diagnose-log";
+
+  /* The home page's box runs nothing itself: it hands the log to the diagnose page through
+   * this tab's sessionStorage, which never leaves the browser, and opens that page. */
+  function handOff(box, text) {
+    var status = box.querySelector(".enc-diagnose-status");
+    try {
+      sessionStorage.setItem(HANDOFF, text);
+    } catch (err) {
+      status.textContent = "This log is too large to hand over: open the diagnose page and " +
+        "drop the file there.";
+      return;
+    }
+    location.href = box.getAttribute("data-diagnose-url");
+  }
+
+  function setUp(box) {
+    if (box.hasAttribute("data-diagnose-url")) { setUpHandOff(box); return; }
+    var worker = null;
+    var area = box.querySelector("textarea");
+    var button = box.querySelector(".enc-diagnose-run");
+    var status = box.querySelector(".enc-diagnose-status");
+    var fileInput = box.querySelector("input[type=file]");
+    function run(payload) {
+      if (!worker) {
+        worker = makeWorker();
+        worker.onmessage = function (event) {
+          button.disabled = false;
+          box.classList.remove("enc-busy");
+          render(box, event.data);
+        };
+      }
+      button.disabled = true;
+      box.classList.add("enc-busy");
+      status.textContent = "Diagnosing on this computer…";
+      payload.top = 10;
+      worker.postMessage(payload);
+    }
+    button.addEventListener("click", function () { run({ text: area.value }); });
+    fileInput.addEventListener("change", function () {
+      if (fileInput.files.length) run({ file: fileInput.files[0] });
+    });
+    box.addEventListener("dragover", function (e) { e.preventDefault(); box.classList.add("enc-drop"); });
+    box.addEventListener("dragleave", function () { box.classList.remove("enc-drop"); });
+    box.addEventListener("drop", function (e) {
+      e.preventDefault();
+      box.classList.remove("enc-drop");
+      if (e.dataTransfer.files.length) run({ file: e.dataTransfer.files[0] });
+    });
+    box.classList.add("enc-ready");
+    var handed = sessionStorage.getItem(HANDOFF);
+    if (handed !== null) {
+      sessionStorage.removeItem(HANDOFF);
+      area.value = handed;
+      run({ text: handed });
+    }
+  }
+
+  function setUpHandOff(box) {
+    var area = box.querySelector("textarea");
+    var fileInput = box.querySelector("input[type=file]");
+    function handFile(file) { file.text().then(function (text) { handOff(box, text); }); }
+    box.querySelector(".enc-diagnose-run").addEventListener("click", function () {
+      handOff(box, area.value);
+    });
+    fileInput.addEventListener("change", function () {
+      if (fileInput.files.length) handFile(fileInput.files[0]);
+    });
+    box.addEventListener("dragover", function (e) { e.preventDefault(); box.classList.add("enc-drop"); });
+    box.addEventListener("dragleave", function () { box.classList.remove("enc-drop"); });
+    box.addEventListener("drop", function (e) {
+      e.preventDefault();
+      box.classList.remove("enc-drop");
+      if (e.dataTransfer.files.length) handFile(e.dataTransfer.files[0]);
+    });
+    box.classList.add("enc-ready");
+  }
+
+  function init() {
+    document.querySelectorAll(".enc-diagnose").forEach(function (box) {
+      if (!box.classList.contains("enc-ready")) setUp(box);
+    });
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
+  else init();
+})();
