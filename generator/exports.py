@@ -93,6 +93,7 @@ def site_exports(enc: Encyclopedia, base: str) -> dict[str, str]:
     files = {f"{API_DIR}/{name}": text for name, text in export_files(enc, base).items()}
     files["schema/entry.schema.json"] = schema_text()
     # The diagnose page loads the index as a script: it may not make any network connection.
-    files[f"{API_DIR}/signatures.js"] = "self.DIAGNOSE_INDEX = " + files[
-        f"{API_DIR}/signatures.json"].rstrip("\n") + ";\n"
+    files[f"{API_DIR}/signatures.js"] = (
+        "self.DIAGNOSE_INDEX = " + files[f"{API_DIR}/signatures.json"].rstrip("\n") + ";\n"
+    )
     return files

@@ -6,6 +6,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import rules
 from .load import Loaded, LoadedCategory, load_all
 from .model import SEVERITIES, Category, Entry, Related
 from .problems import EntryError, Problem
@@ -263,6 +264,7 @@ def link(
     for loaded in entries:
         problems += _check_related(loaded, ids, set(broken))
     problems += _check_cycles(entries)
+    problems += rules.check(entries)
     pages = {
         loaded.id: Page(loaded.id, loaded.category, loaded.path, loaded.entry)
         for loaded in sorted(entries, key=lambda e: e.id)

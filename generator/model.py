@@ -174,7 +174,14 @@ class Entry(Record):
     observe: tuple[Prose, ...] = ()
     symptoms: Annotated[tuple[Symptom, ...], Field(min_length=1)]
     signatures: Annotated[
-        tuple[Annotated[Signature, BeforeValidator(_as_signature)], ...], Field(min_length=1)
+        tuple[
+            Annotated[
+                Signature,
+                BeforeValidator(_as_signature, json_schema_input_type=str | Signature),
+            ],
+            ...,
+        ],
+        Field(min_length=1),
     ]
     root_cause: Prose
     confirm: Annotated[tuple[Prose, ...], Field(min_length=1)]

@@ -103,7 +103,9 @@ def environment(override_dir: Path | None = None) -> jinja2.Environment:
     )
     env.globals.update(
         front_matter=_front_matter,
-        search_boost=search_boost, severities=SEVERITIES, severity_text=SEVERITY_TEXT
+        search_boost=search_boost,
+        severities=SEVERITIES,
+        severity_text=SEVERITY_TEXT,
     )
     return env
 
