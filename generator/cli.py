@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import difflib
 import json
+import re
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import click
 
 from . import diagnose, exports
-from .link import build_encyclopedia
+from .link import Page, build_encyclopedia
+from .load import CATEGORY_FILE
+from .model import SLUG_PATTERN
 from .problems import EntryError, Problem
+from .render import TEMPLATES
+from .text import paragraphs
+from .validate import did_you_mean
 
 # Exit codes: 0 clean, 1 problems found, 2 usage errors (click's own code for bad usage).
 PROBLEMS = 1
@@ -54,6 +62,7 @@ def main() -> None:
 
 
 @main.command()
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
 @click.option(
     "--format",
@@ -63,21 +72,35 @@ def main() -> None:
     show_default=True,
     help="How to print problems.",
 )
-def check(entries_dir: str | None, fmt: str) -> None:
-    """Validate every entry and the links between them."""
+def check(paths: tuple[Path, ...], entries_dir: str | None, fmt: str) -> None:
+    """Validate entries and the links between them: all of them, or only report on PATHS.
+
+    Cross-entry checks (related ids, duplicate ids and signatures) always read every entry."""
+    root = _entries_dir(entries_dir)
+    wanted = {_shown(p, root) for p in paths}
     try:
-        enc = build_encyclopedia(_entries_dir(entries_dir))
+        build_encyclopedia(root)
+        problems: list[Problem] = []
     except EntryError as err:
-        _emit(err.problems, fmt)
+        problems = [p for p in err.problems if not wanted or p.path in wanted]
+    if problems:
+        _emit(problems, fmt)
         if fmt == "text":
-            click.echo(f"{len(err.problems)} problem(s) found.", err=True)
+            click.echo(f"{len(problems)} problem(s) found.", err=True)
         sys.exit(PROBLEMS)
     if fmt == "json":
         click.echo("[]")
     elif fmt == "text":
-        click.echo(
-            f"{len(enc.pages)} entries in {len(enc.categories)} categories: no problems.", err=True
-        )
+        what = f"{len(paths)} file(s)" if paths else "every entry"
+        click.echo(f"checked {what}: no problems.", err=True)
+
+
+def _shown(path: Path, root: Path) -> str:
+    """A path as problems name it: relative to the folder that holds the entries folder."""
+    try:
+        return path.resolve().relative_to(root.resolve().parent).as_posix()
+    except ValueError:
+        return path.as_posix()
 
 
 @main.command()
@@ -95,6 +118,99 @@ def export(out_dir: Path, entries_dir: str | None, base_url: str) -> None:
     for name, text in exports.export_files(enc, base_url).items():
         (out_dir / name).write_text(text, encoding="utf-8")
         click.echo(out_dir / name)
+
+
+@main.command()
+@click.argument("entry_id", metavar="ID")
+@click.option("--category", required=True, help="The category folder, e.g. memory.")
+@click.option("--title", default=None, help="The entry's title.")
+@click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
+def new(entry_id: str, category: str, title: str | None, entries_dir: str | None) -> None:
+    """Write entries/CATEGORY/ID.yaml from the commented template."""
+    root = _entries_dir(entries_dir)
+    if not re.fullmatch(SLUG_PATTERN, entry_id) or not entry_id.isascii():
+        raise click.UsageError(
+            f"`{entry_id}` is not a valid id: use lower-case ASCII letters, "
+            "digits and single hyphens, e.g. `nccl-timeout`"
+        )
+    known = sorted(p.parent.name for p in root.glob(f"*/{CATEGORY_FILE}"))
+    if category not in known:
+        raise click.UsageError(
+            f"unknown category `{category}`; {did_you_mean(category, known)}"
+            f"known categories: {', '.join(known)}"
+        )
+    existing = sorted(root.glob(f"*/{entry_id}.yaml"))
+    if existing:
+        raise click.UsageError(f"an entry `{entry_id}` already exists: {existing[0]}")
+    target = root / category / f"{entry_id}.yaml"
+    text = (TEMPLATES / "entry-template.yaml").read_text(encoding="utf-8")
+    shown_title = json.dumps(title or entry_id.replace("-", " ").capitalize(), ensure_ascii=False)
+    target.write_text(
+        text.replace("{title}", shown_title)
+        .replace("{category}", category)
+        .replace("{id}", entry_id),
+        encoding="utf-8",
+    )
+    click.echo(f"wrote {target}")
+    click.echo("next: fill in the TODOs, then run `encyclopedia check` and `make serve`")
+
+
+@main.command()
+@click.argument("entry_id", metavar="ID")
+@click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
+def explain(entry_id: str, entries_dir: str | None) -> None:
+    """Print an entry in the terminal: quick answer, fix and how to confirm it."""
+    try:
+        enc = build_encyclopedia(_entries_dir(entries_dir))
+    except EntryError as err:
+        _emit(err.problems, "text")
+        raise click.ClickException("the entries have problems; run `encyclopedia check`") from None
+    page = enc.pages.get(entry_id) or enc.aliases.get(entry_id)
+    if page is None:
+        close = difflib.get_close_matches(entry_id, list(enc.pages), n=3, cutoff=0.4)
+        hint = f"; did you mean: {', '.join(close)}?" if close else ""
+        click.echo(f"no entry `{entry_id}`{hint}", err=True)
+        sys.exit(PROBLEMS)
+    click.echo(explain_text(page))
+
+
+def _wrap(text: str, indent: str = "  ") -> str:
+    return "\n".join(
+        textwrap.fill(p, 96, initial_indent=indent, subsequent_indent=indent)
+        for p in paragraphs(text)
+    )
+
+
+def explain_text(page: Page) -> str:
+    e = page.entry
+    out = [
+        f"{e.title}  [{page.id}, {e.severity}]",
+        "",
+        "Quick answer",
+        _wrap(e.summary),
+        "",
+        "How to fix it",
+        _wrap(e.fix.summary),
+    ]
+    out += [
+        textwrap.fill(step, 96, initial_indent=f"  {i}. ", subsequent_indent="     ")
+        for i, step in enumerate(e.fix.steps, 1)
+    ]
+    for code in e.fix.code:
+        out += [
+            "",
+            f"  {code.stack}: {code.title}",
+            textwrap.indent(code.code.rstrip("\n"), "      "),
+        ]
+    out += ["", "How to confirm (cheapest first)"]
+    out += [
+        textwrap.fill(item, 96, initial_indent="  [ ] ", subsequent_indent="      ")
+        for item in e.confirm
+    ]
+    out += ["", "Error signatures"] + [f"  {s.text}" for s in e.signatures if not s.context]
+    if page.related:
+        out += ["", "Related"] + [f"  {link.page.id} ({link.relation})" for link in page.related]
+    return "\n".join(out)
 
 
 def _index(entries_dir: str | None, index_file: Path | None) -> diagnose.Index:

@@ -38,8 +38,8 @@ GENERIC_SIGNATURES = {
     "segmentation fault",
     "core dumped",
 }
-# Fields that hold machine output or code: copied as is, so no placeholder check.
-VERBATIM = {"signatures", "examples", "code", "url", "source"}
+# Fields not checked for placeholder words: code (a `# TODO` comment can be real) and URLs
+# (checked on their own in `references`).
 SEARCH_HOSTS = re.compile(r"(^|\.)(google|bing|duckduckgo|yahoo|baidu|yandex)\.[a-z.]+$")
 TRACKING = re.compile(r"^(utm_[a-z]+|fbclid|gclid|mc_cid|mc_eid|igshid|ref_src|si)$")
 
@@ -51,7 +51,8 @@ def _strings(
         yield path, data
     elif isinstance(data, dict):
         for key, value in data.items():
-            if key not in VERBATIM:
+            skip = key in ("url", "source") or (key == "code" and isinstance(value, str))
+            if not skip:
                 yield from _strings(value, (*path, key))
     elif isinstance(data, list):
         for i, value in enumerate(data):
@@ -99,14 +100,15 @@ def references(loaded: Loaded) -> list[Problem]:
     problems = []
     for field, key in (("references", "url"), ("examples", "source")):
         for i, item in enumerate(getattr(loaded.entry, field)):
-            why = url_problem(getattr(item, key))
+            url = getattr(item, key)
+            why = "is a placeholder" if PLACEHOLDERS.search(url) else url_problem(url)
             if why:
                 problems.append(
                     _at(
                         loaded,
                         (field, i, key),
                         f"`{field}[{i}].{key}` {why}",
-                        "link the page itself, without search or tracking parts",
+                        "link the real page: no placeholder, search results or tracking parameters",
                     )
                 )
     return problems

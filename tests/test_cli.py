@@ -1,0 +1,156 @@
+"""The `encyclopedia` command: new, check (text, github, json), explain, export."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from generator.cli import main
+from tests.conftest import FIXTURE_ENTRIES
+
+
+@pytest.fixture()
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    shutil.copytree(FIXTURE_ENTRIES, tmp_path / "entries")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def fill(text: str) -> str:
+    """Fill the template's placeholders the way a contributor would."""
+    text = text.replace("tags: [todo]", "tags: [oom]")
+    text = text.replace(
+        "https://github.com/TODO/TODO/issues/TODO", "https://github.com/pytorch/pytorch/issues/1"
+    )
+    text = text.replace("https://TODO.invalid/TODO", "https://pytorch.org/docs/stable/")
+    text = text.replace('"TODO exact error message"', '"gamma exploded while allocating"')
+    text = text.replace('"TODO_function_in_traceback"', '"gamma_kernel"')
+    return re.sub(r"TODO[^\n]*", "Filled in with real text.", text)
+
+
+def test_new_writes_a_template_that_validates_once_filled(project: Path) -> None:
+    result = run("new", "gamma-explodes", "--category", "memory", "--title", "Gamma explodes")
+    assert result.exit_code == 0, result.output
+    path = project / "entries" / "memory" / "gamma-explodes.yaml"
+    text = path.read_text()
+    assert text.startswith("# yaml-language-server: $schema=../../schema/entry.schema.json\n")
+    assert 'title: "Gamma explodes"' in text
+    unfilled = run("check")
+    assert unfilled.exit_code == 1
+    assert "entries/memory/gamma-explodes.yaml:6:" in unfilled.stdout
+    assert all("placeholder" in line for line in unfilled.stdout.splitlines())
+    path.write_text(fill(text))
+    filled = run("check")
+    assert filled.exit_code == 0, filled.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["new", "Bad_Id", "--category", "memory"], "is not a valid id"),
+        (
+            ["new", "new-one", "--category", "memroy"],
+            "did you mean `memory`? known categories: kernels, memory",
+        ),
+        (["new", "alpha-oom", "--category", "kernels"], "already exists"),
+        (["new", "new-one"], "Missing option '--category'"),
+    ],
+)
+def test_new_refuses_bad_requests(project: Path, args: list[str], message: str) -> None:
+    result = run(*args)
+    assert result.exit_code == 2
+    assert message in result.output
+    assert not (project / "entries" / "memory" / "new-one.yaml").exists()
+
+
+def test_check_formats(project: Path) -> None:
+    bad = project / "entries" / "memory" / "alpha-oom.yaml"
+    bad.write_text(bad.read_text().replace("severity: high", "severity: hgih"))
+    text = run("check")
+    assert text.exit_code == 1
+    line = (
+        "entries/memory/alpha-oom.yaml:3:11: `hgih` is not a valid value for `severity`; "
+        "did you mean `high`? use one of: low, medium, high, critical"
+    )
+    assert text.stdout.splitlines() == [line]
+    github = run("check", "--format", "github")
+    assert github.stdout.splitlines() == [
+        "::error file=entries/memory/alpha-oom.yaml,line=3,col=11::`hgih` is not a valid value "
+        "for `severity`; did you mean `high`? use one of: low, medium, high, critical"
+    ]
+    data = json.loads(run("check", "--format", "json").stdout)
+    assert data == [
+        {
+            "path": "entries/memory/alpha-oom.yaml",
+            "line": 3,
+            "col": 11,
+            "message": "`hgih` is not a valid value for `severity`",
+            "fix": "did you mean `high`? use one of: low, medium, high, critical",
+        }
+    ]
+    assert run("check", "--format", "xml").exit_code == 2
+
+
+def test_check_clean_exits_zero(project: Path) -> None:
+    result = run("check")
+    assert result.exit_code == 0
+    assert "checked every entry: no problems." in result.output
+
+
+def test_check_reports_only_on_the_given_paths(project: Path) -> None:
+    beta = project / "entries" / "kernels" / "beta-illegal-access.yaml"
+    beta.write_text(beta.read_text().replace("severity: critical", "severity: grave"))
+    alpha = run("check", "entries/memory/alpha-oom.yaml")
+    assert alpha.exit_code == 0, alpha.output
+    both = run("check", "entries/memory/alpha-oom.yaml", "entries/kernels/beta-illegal-access.yaml")
+    assert both.exit_code == 1
+    assert both.stdout.startswith("entries/kernels/beta-illegal-access.yaml:3:11:")
+    assert run("check", "entries/memory/absent.yaml").exit_code == 2
+
+
+def test_explain_prints_the_answer_offline(project: Path) -> None:
+    result = run("explain", "alpha-oom")
+    assert result.exit_code == 0
+    out = result.stdout
+    assert out.startswith("Alpha out of memory  [alpha-oom, high]")
+    for part in [
+        "Quick answer",
+        "How to fix it",
+        "  1. Halve the batch size.",
+        "How to confirm (cheapest first)",
+        "  [ ] Run one step with batch size 1.",
+        "alpha ran out of memory while allocating",
+    ]:
+        assert part in out
+    assert out.index("Quick answer") < out.index("How to fix it") < out.index("How to confirm")
+
+
+def test_explain_follows_aliases_and_suggests(project: Path) -> None:
+    assert run("explain", "alpha-old").stdout.startswith("Alpha out of memory")
+    missing = run("explain", "alpha-oon")
+    assert missing.exit_code == 1
+    assert "no entry `alpha-oon`; did you mean: alpha-oom?" in missing.output
+
+
+def test_export_writes_every_file(project: Path) -> None:
+    result = run("export", "out", "--base-url", "https://example.org/enc/")
+    assert result.exit_code == 0
+    names = sorted(p.name for p in (project / "out").iterdir())
+    assert names == [
+        "categories.json",
+        "entries.json",
+        "schema.json",
+        "signatures.json",
+        "tags.json",
+    ]
+    entries = json.loads((project / "out" / "entries.json").read_text())
+    assert entries[0]["url"] == "https://example.org/enc/memory/alpha-oom/"
