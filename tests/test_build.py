@@ -102,7 +102,7 @@ def test_sidebar_is_short(fixture_site: Path) -> None:
     nav = html[html.index('<nav class="md-nav md-nav--primary"') :]
     nav = nav[: nav.index("</nav>")]
     labels = re.findall(r'<span class="md-ellipsis">\s*([^<]+?)\s*</span>', nav)
-    assert labels == ["Home", "Categories", "Tags", "Severity", "Contributing"]
+    assert labels == ["Home", "Categories", "Tags", "Severity", "Diagnose", "Contributing"]
 
 
 def test_search_index_holds_entries_and_signatures(fixture_site: Path) -> None:
@@ -158,3 +158,14 @@ def test_failing_build_writes_nothing(tmp_path: Path) -> None:
     assert "missing required field `summary`" in result.stderr
     assert "Traceback" not in result.stderr
     assert sorted(p.name for p in site.iterdir()) == ["keep.txt"]
+
+
+def test_retired_entry_keeps_its_page_and_points_to_its_replacement(fixture_site: Path) -> None:
+    html = read(fixture_site, "kernels/gamma-retired/index.html")
+    assert "Retired entry" in html
+    assert re.search(r'href="../beta-illegal-access/"[^>]*>Beta illegal access</a> instead', html)
+    assert "(retired)" in read(fixture_site, "kernels/index.html")
+    signatures = json.loads(read(fixture_site, "api/signatures.json"))
+    assert "gamma-retired" not in {s["id"] for s in signatures}
+    entries = json.loads(read(fixture_site, "api/entries.json"))
+    assert next(e for e in entries if e["id"] == "gamma-retired")["status"] == "retired"
