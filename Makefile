@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN = $(VENV)/bin
 STAMP = $(VENV)/.installed
 
-.PHONY: serve test lint build check bench clean
+.PHONY: serve test lint build check new bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,13 @@ build: $(STAMP)
 
 check: $(STAMP)
 	$(BIN)/encyclopedia check
+
+# make new ID=nccl-ib-timeout CATEGORY=distributed [TITLE="NCCL InfiniBand timeout"]
+new: $(STAMP)
+	$(BIN)/encyclopedia new "$(ID)" --category "$(CATEGORY)" $(if $(TITLE),--title "$(TITLE)")
+
+bench: $(STAMP)
+	$(BIN)/python scripts/bench_diagnose.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check generator tests scripts

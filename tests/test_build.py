@@ -102,7 +102,9 @@ def test_sidebar_is_short(fixture_site: Path) -> None:
     nav = html[html.index('<nav class="md-nav md-nav--primary"') :]
     nav = nav[: nav.index("</nav>")]
     labels = re.findall(r'<span class="md-ellipsis">\s*([^<]+?)\s*</span>', nav)
-    assert labels == ["Home", "Categories", "Tags", "Severity", "Diagnose", "Contributing"]
+    assert labels == [
+        "Home", "Categories", "Tags", "Severity", "Diagnose", "Contributing", "Entry format"
+    ]
 
 
 def test_search_index_holds_entries_and_signatures(fixture_site: Path) -> None:
