@@ -1,0 +1,175 @@
+"""Benchmark the diagnose matcher and print figures (no pass/fail: read them).
+
+- CLI throughput on a 100 MB training log against all signatures, beside
+  `grep -F -i -f <every literal piece of every signature>` on the same file.
+- Hostile inputs: 100 MB on one line, 10 million short lines, 100 MB of binary junk.
+- Peak memory of the CLI on a 1 GB log (with --gigabyte): streaming keeps it bounded.
+- The browser: a 10 MB log through the diagnose page in Debian's Chromium, and how long the
+  page's event loop stalls meanwhile.
+
+Usage: python scripts/bench_diagnose.py [--gigabyte] [--no-browser]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from generator import diagnose, exports  # noqa: E402
+from generator.link import build_encyclopedia  # noqa: E402
+
+MB = 1024 * 1024
+NOISE = [
+    "[rank{r}]: step {s} | loss {l:.4f} | lr 3.0e-04 | grad_norm {g:.3f} | tokens/s {t}",
+    "{s}/100000 [{m:02d}:{x:02d}<12:34:56, 1.23it/s]",
+    "INFO:root:Saving checkpoint to /checkpoints/step_{s}",
+    "[W1129 10:{m:02d}:{x:02d}.000000 ProcessGroupNCCL.cpp:1234] Warning: something benign {s}",
+    "  File \"/opt/conda/lib/python3.11/site-packages/torch/nn/modules/module.py\", line {s}",
+    "wandb: logging step {s} memory allocated {g:.2f} GiB reserved {l:.2f} GiB",
+]
+
+
+def make_log(path: Path, size: int) -> None:
+    rng = random.Random(42)
+    with path.open("w") as out:
+        written = 0
+        block = []
+        while written < size:
+            line = rng.choice(NOISE).format(r=rng.randint(0, 7), s=rng.randint(0, 99999),
+                                            l=rng.random() * 5, g=rng.random() * 3,
+                                            t=rng.randint(1000, 99999), m=rng.randint(0, 59),
+                                            x=rng.randint(0, 59)) + "\n"
+            block.append(line)
+            written += len(line)
+            if len(block) >= 10000:
+                out.write("".join(block))
+                block = []
+        out.write("".join(block))
+        out.write("[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+
+
+def timed(cmd: list[str], stdout: int | None = subprocess.DEVNULL) -> tuple[float, float, int]:
+    """(seconds, peak RSS of the child in MiB, exit code)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    start = time.perf_counter()
+    code = subprocess.run(cmd, stdout=stdout, stderr=subprocess.DEVNULL, check=False).returncode
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return seconds, max(peak, before) / 1024, code
+
+
+def literals(index_records: list[dict[str, object]], path: Path) -> None:
+    pieces = set()
+    for record in index_records:
+        for sig in record["signatures"]:  # type: ignore[attr-defined]
+            pieces.update(p.strip() for p in sig["text"].split("*") if p.strip())
+    path.write_text("\n".join(sorted(pieces)) + "\n")
+
+
+def bench_cli(tmp: Path, index_file: Path, patterns: Path) -> None:
+    cli = [sys.executable, "-m", "generator.cli", "diagnose", "--index", str(index_file), "--json"]
+    log = tmp / "train-100mb.log"
+    make_log(log, 100 * MB)
+    grep_s, _, _ = timed(["grep", "-F", "-i", "-c", "-f", str(patterns), str(log)])
+    ours, rss, code = timed([*cli, str(log)])
+    print(f"100 MB training log: encyclopedia diagnose {ours:.2f} s (peak {rss:.0f} MiB, exit "
+          f"{code}); grep -F -i -f {grep_s:.2f} s; ratio {ours / grep_s:.1f}x")
+
+    one_line = tmp / "one-line.log"
+    with one_line.open("w") as out:
+        chunk = "x" * MB
+        for _ in range(100):
+            out.write(chunk)
+        out.write(" CUDA out of memory. Tried to allocate 1 GiB\n")
+    ours, rss, code = timed([*cli, str(one_line)])
+    print(f"100 MB on one line: {ours:.2f} s (peak {rss:.0f} MiB, exit {code})")
+
+    short = tmp / "short-lines.log"
+    with short.open("w") as out:
+        out.write("ok\n" * 10_000_000)
+    ours, rss, code = timed([*cli, str(short)])
+    print(f"10 million short lines: {ours:.2f} s (peak {rss:.0f} MiB, exit {code})")
+
+    junk = tmp / "junk.bin"
+    with junk.open("wb") as out:
+        rng = random.Random(7)
+        for _ in range(100):
+            out.write(rng.randbytes(MB))
+    ours, rss, code = timed([*cli, str(junk)])
+    print(f"100 MB of binary junk: {ours:.2f} s (peak {rss:.0f} MiB, exit {code})")
+
+
+def bench_gigabyte(tmp: Path, index_file: Path) -> None:
+    log = tmp / "train-1gb.log"
+    base = tmp / "train-100mb.log"
+    with log.open("wb") as out:
+        data = base.read_bytes()
+        for _ in range(10):
+            out.write(data)
+    cli = [sys.executable, "-m", "generator.cli", "diagnose", "--index", str(index_file)]
+    ours, rss, code = timed([*cli, str(log)])
+    print(f"1 GB log: {ours:.1f} s, peak {rss:.0f} MiB (streamed), exit {code}")
+
+
+def bench_browser(tmp: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    from tests.support import serve_dir
+
+    site = tmp / "site"
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(site)], cwd=ROOT,
+                   env=env, check=True, capture_output=True)
+    log = tmp / "train-10mb.log"
+    make_log(log, 10 * MB)
+    with serve_dir(site) as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
+                                    args=["--no-sandbox", "--disable-gpu",
+                                          "--disable-background-networking"])
+        page = browser.new_page()
+        page.goto(url + "/diagnose/")
+        page.evaluate("""() => { window.__stalls = []; let last = performance.now();
+            (function tick() { const now = performance.now();
+              window.__stalls.push(now - last); last = now; setTimeout(tick, 10); })(); }""")
+        start = time.perf_counter()
+        page.set_input_files(".enc-diagnose input[type=file]", str(log))
+        page.wait_for_selector(".enc-diagnose-match", timeout=60000)
+        seconds = time.perf_counter() - start
+        worst = page.evaluate("Math.max(...window.__stalls)")
+        status = page.inner_text(".enc-diagnose-status")
+        browser.close()
+    print(f"browser, 10 MB file: results after {seconds:.2f} s; worst event-loop stall "
+          f"{worst:.0f} ms; page says: {status}")
+
+
+def main() -> None:
+    enc = build_encyclopedia(ROOT / "entries")
+    records = [exports.signature_record(p, "/") for p in enc.pages.values()
+               if p.entry.status == "active"]
+    index = diagnose.Index.from_export(records)
+    print(f"{len(records)} entries, {len(index.signatures)} signatures")
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        index_file = tmp / "signatures.json"
+        index_file.write_text(json.dumps(records))
+        patterns = tmp / "literals.txt"
+        literals(records, patterns)
+        bench_cli(tmp, index_file, patterns)
+        if "--gigabyte" in sys.argv:
+            bench_gigabyte(tmp, index_file)
+        if "--no-browser" not in sys.argv:
+            bench_browser(tmp)
+
+
+if __name__ == "__main__":
+    main()
