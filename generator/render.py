@@ -20,6 +20,7 @@ from . import faq
 from .escape import Md, attr, block, code_block, inline
 from .link import CategoryPage, Encyclopedia, Page
 from .model import SEVERITIES
+from .text import first_sentence
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -99,6 +100,7 @@ def environment(override_dir: Path | None = None) -> jinja2.Environment:
         attr=attr,
         md=Md,
         cell=inline,
+        first_sentence=first_sentence,
         json=lambda v: Md(json.dumps(v)),
     )
     env.globals.update(

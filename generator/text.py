@@ -80,3 +80,19 @@ def paragraphs(text: str) -> list[str]:
 def one_line(text: str) -> str:
     """Text flattened onto one line (for table cells, headings and list items)."""
     return " ".join(text.split())
+
+
+def first_sentence(text: str) -> str:
+    """The text up to its first full stop outside code spans (for short listings)."""
+    flat = one_line(text)
+    out = []
+    for is_code, part in split_code(flat):
+        if is_code:
+            out.append("`" + part + "`" if "`" not in part else "`` " + part + " ``")
+            continue
+        stop = re.search(r"[.!?](\s|$)", part)
+        if stop:
+            out.append(part[: stop.start() + 1])
+            return "".join(out)
+        out.append(part)
+    return "".join(out)

@@ -34,7 +34,7 @@ NOISE = [
     "{s}/100000 [{m:02d}:{x:02d}<12:34:56, 1.23it/s]",
     "INFO:root:Saving checkpoint to /checkpoints/step_{s}",
     "[W1129 10:{m:02d}:{x:02d}.000000 ProcessGroupNCCL.cpp:1234] Warning: something benign {s}",
-    "  File \"/opt/conda/lib/python3.11/site-packages/torch/nn/modules/module.py\", line {s}",
+    '  File "/opt/conda/lib/python3.11/site-packages/torch/nn/modules/module.py", line {s}',
     "wandb: logging step {s} memory allocated {g:.2f} GiB reserved {l:.2f} GiB",
 ]
 
@@ -45,17 +45,27 @@ def make_log(path: Path, size: int) -> None:
         written = 0
         block = []
         while written < size:
-            line = rng.choice(NOISE).format(r=rng.randint(0, 7), s=rng.randint(0, 99999),
-                                            l=rng.random() * 5, g=rng.random() * 3,
-                                            t=rng.randint(1000, 99999), m=rng.randint(0, 59),
-                                            x=rng.randint(0, 59)) + "\n"
+            line = (
+                rng.choice(NOISE).format(
+                    r=rng.randint(0, 7),
+                    s=rng.randint(0, 99999),
+                    l=rng.random() * 5,
+                    g=rng.random() * 3,
+                    t=rng.randint(1000, 99999),
+                    m=rng.randint(0, 59),
+                    x=rng.randint(0, 59),
+                )
+                + "\n"
+            )
             block.append(line)
             written += len(line)
             if len(block) >= 10000:
                 out.write("".join(block))
                 block = []
         out.write("".join(block))
-        out.write("[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+        out.write(
+            "[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+        )
 
 
 def timed(cmd: list[str], stdout: int | None = subprocess.DEVNULL) -> tuple[float, float, int]:
@@ -82,8 +92,10 @@ def bench_cli(tmp: Path, index_file: Path, patterns: Path) -> None:
     make_log(log, 100 * MB)
     grep_s, _, _ = timed(["grep", "-F", "-i", "-c", "-f", str(patterns), str(log)])
     ours, rss, code = timed([*cli, str(log)])
-    print(f"100 MB training log: encyclopedia diagnose {ours:.2f} s (peak {rss:.0f} MiB, exit "
-          f"{code}); grep -F -i -f {grep_s:.2f} s; ratio {ours / grep_s:.1f}x")
+    print(
+        f"100 MB training log: encyclopedia diagnose {ours:.2f} s (peak {rss:.0f} MiB, exit "
+        f"{code}); grep -F -i -f {grep_s:.2f} s; ratio {ours / grep_s:.1f}x"
+    )
 
     one_line = tmp / "one-line.log"
     with one_line.open("w") as out:
@@ -124,18 +136,21 @@ def bench_gigabyte(tmp: Path, index_file: Path) -> None:
 def bench_browser(tmp: Path) -> None:
     from playwright.sync_api import sync_playwright
 
-    from tests.support import serve_dir
+    from tests.support import CHROMIUM, CHROMIUM_ARGS, serve_dir
 
     site = tmp / "site"
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(site)], cwd=ROOT,
-                   env=env, check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(site)],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
     log = tmp / "train-10mb.log"
     make_log(log, 10 * MB)
     with serve_dir(site) as url, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
-                                    args=["--no-sandbox", "--disable-gpu",
-                                          "--disable-background-networking"])
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         page = browser.new_page()
         page.goto(url + "/diagnose/")
         page.evaluate("""() => { window.__stalls = []; let last = performance.now();
@@ -148,14 +163,17 @@ def bench_browser(tmp: Path) -> None:
         worst = page.evaluate("Math.max(...window.__stalls)")
         status = page.inner_text(".enc-diagnose-status")
         browser.close()
-    print(f"browser, 10 MB file: results after {seconds:.2f} s; worst event-loop stall "
-          f"{worst:.0f} ms; page says: {status}")
+    print(
+        f"browser, 10 MB file: results after {seconds:.2f} s; worst event-loop stall "
+        f"{worst:.0f} ms; page says: {status}"
+    )
 
 
 def main() -> None:
     enc = build_encyclopedia(ROOT / "entries")
-    records = [exports.signature_record(p, "/") for p in enc.pages.values()
-               if p.entry.status == "active"]
+    records = [
+        exports.signature_record(p, "/") for p in enc.pages.values() if p.entry.status == "active"
+    ]
     index = diagnose.Index.from_export(records)
     print(f"{len(records)} entries, {len(index.signatures)} signatures")
     with tempfile.TemporaryDirectory() as name:

@@ -5,34 +5,20 @@ Usage: python scripts/screenshot.py SITE_DIR OUT_DIR PATH [PATH ...]
 
 from __future__ import annotations
 
-import functools
-import http.server
 import sys
-import threading
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.support import CHROMIUM, CHROMIUM_ARGS, serve_dir  # noqa: E402
 
 
 def main() -> None:
     site, out, paths = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3:]
     out.mkdir(parents=True, exist_ok=True)
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+    with serve_dir(site) as base, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         for i, path in enumerate(paths):
             page.goto(base + path)
@@ -41,7 +27,6 @@ def main() -> None:
             page.screenshot(path=str(name), full_page=True)
             print(name)
         browser.close()
-    server.shutdown()
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import ROOT, build_site, serve_dir
+from tests.support import CHROMIUM, CHROMIUM_ARGS, ROOT, build_site, serve_dir
 
 FIXTURE_ENTRIES = ROOT / "tests" / "fixtures" / "site" / "entries"
 
@@ -28,27 +28,15 @@ def shipped_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def chromium() -> Iterator[object]:
     """Debian's Chromium driven by Playwright. Missing Chromium fails in CI and skips elsewhere."""
-    path = "/usr/bin/chromium"
-    if not os.path.exists(path):
-        message = f"{path} not found: install Debian's chromium package"
+    if not os.path.exists(CHROMIUM):
+        message = f"{CHROMIUM} not found: install Debian's chromium package"
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=path,
-            headless=True,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-            ],
-        )
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
 

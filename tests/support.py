@@ -13,6 +13,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"  # Debian's package; Playwright never downloads a browser here
+# Without the background-networking flags Chromium tries to reach Google's hosts at start.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def run_build(

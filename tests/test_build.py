@@ -103,7 +103,13 @@ def test_sidebar_is_short(fixture_site: Path) -> None:
     nav = nav[: nav.index("</nav>")]
     labels = re.findall(r'<span class="md-ellipsis">\s*([^<]+?)\s*</span>', nav)
     assert labels == [
-        "Home", "Categories", "Tags", "Severity", "Diagnose", "Contributing", "Entry format"
+        "Home",
+        "Categories",
+        "Tags",
+        "Severity",
+        "Diagnose",
+        "Contributing",
+        "Entry format",
     ]
 
 

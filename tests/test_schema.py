@@ -15,9 +15,13 @@ from tests.support import ROOT
 SCHEMA = json.loads((ROOT / "schema" / "entry.schema.json").read_text())
 VALIDATOR = Draft202012Validator(SCHEMA)
 ENTRY_FILES = sorted(
-    p for p in [*(ROOT / "entries").glob("*/*.yaml"),
-                *(ROOT / "tests" / "fixtures" / "site" / "entries").glob("*/*.yaml")]
-    if p.name != "_category.yaml")
+    p
+    for p in [
+        *(ROOT / "entries").glob("*/*.yaml"),
+        *(ROOT / "tests" / "fixtures" / "site" / "entries").glob("*/*.yaml"),
+    ]
+    if p.name != "_category.yaml"
+)
 
 
 def test_committed_schema_is_up_to_date() -> None:

@@ -132,7 +132,6 @@
     var area = box.querySelector("textarea");
     var button = box.querySelector(".enc-diagnose-run");
     var status = box.querySelector(".enc-diagnose-status");
-    var fileInput = box.querySelector("input[type=file]");
     function run(payload) {
       if (!worker) {
         worker = makeWorker();
@@ -149,17 +148,7 @@
       worker.postMessage(payload);
     }
     button.addEventListener("click", function () { run({ text: area.value }); });
-    fileInput.addEventListener("change", function () {
-      if (fileInput.files.length) run({ file: fileInput.files[0] });
-    });
-    box.addEventListener("dragover", function (e) { e.preventDefault(); box.classList.add("enc-drop"); });
-    box.addEventListener("dragleave", function () { box.classList.remove("enc-drop"); });
-    box.addEventListener("drop", function (e) {
-      e.preventDefault();
-      box.classList.remove("enc-drop");
-      if (e.dataTransfer.files.length) run({ file: e.dataTransfer.files[0] });
-    });
-    box.classList.add("enc-ready");
+    onFile(box, function (file) { run({ file: file }); });
     var handed = sessionStorage.getItem(HANDOFF);
     if (handed !== null) {
       sessionStorage.removeItem(HANDOFF);
@@ -170,20 +159,22 @@
 
   function setUpHandOff(box) {
     var area = box.querySelector("textarea");
-    var fileInput = box.querySelector("input[type=file]");
-    function handFile(file) { file.text().then(function (text) { handOff(box, text); }); }
     box.querySelector(".enc-diagnose-run").addEventListener("click", function () {
       handOff(box, area.value);
     });
-    fileInput.addEventListener("change", function () {
-      if (fileInput.files.length) handFile(fileInput.files[0]);
-    });
+    onFile(box, function (file) { file.text().then(function (text) { handOff(box, text); }); });
+  }
+
+  /* A file chosen with the button or dropped anywhere on the box. */
+  function onFile(box, handle) {
+    var input = box.querySelector("input[type=file]");
+    input.addEventListener("change", function () { if (input.files.length) handle(input.files[0]); });
     box.addEventListener("dragover", function (e) { e.preventDefault(); box.classList.add("enc-drop"); });
     box.addEventListener("dragleave", function () { box.classList.remove("enc-drop"); });
     box.addEventListener("drop", function (e) {
       e.preventDefault();
       box.classList.remove("enc-drop");
-      if (e.dataTransfer.files.length) handFile(e.dataTransfer.files[0]);
+      if (e.dataTransfer.files.length) handle(e.dataTransfer.files[0]);
     });
     box.classList.add("enc-ready");
   }
