@@ -2,15 +2,18 @@
 JavaScript half is site_assets/js/diagnose-core.js. Both pass tests/diagnose_vectors/.
 
 Semantics (both implementations):
-- The log is split into lines on LF; each line into segments on CR (progress bars redraw with
-  CR). Line numbers count LF only, from 1. ANSI escape sequences are removed first.
+- ANSI escape sequences are removed first. The log is split into segments at each CRLF, LF or
+  CR (progress bars redraw with CR; a CRLF is one break). Line numbers count LFs, from 1.
 - A segment longer than SEGMENT_BYTES bytes of UTF-8 is cut there (bounded memory).
-- A segment is normalised by lower-casing ASCII letters only and turning each run of spaces,
-  tabs, form feeds and vertical tabs into one space. A signature is normalised the same way
-  (and trimmed) and split on `*` into literal pieces; it matches a segment when the pieces occur
-  in order. No other character is special, so matching is linear in the log size.
+- Text is normalised by lower-casing ASCII letters only and turning each run of spaces, tabs,
+  form feeds and vertical tabs into one space. A signature is normalised the same way (and
+  trimmed) and split on `*` into literal pieces; it matches a text when the pieces occur in it in
+  order. No other character is special, so matching is linear in the log size.
+- A signature matches at a segment when it matches the segment; or the segment joined by a space
+  to the next one (a wrapped line) while not matching that next one alone.
 - An entry is a candidate when one of its primary signatures matches. Its score is the sum of
-  the weights of its distinct matched signatures (primary and context).
+  the weights of its distinct matched signatures (primary and context); its evidence is the
+  first match of each, at most MAX_EVIDENCE, in the order they are found.
 - A candidate that another candidate causes (`leads-to` / `often-caused-by`) is collateral,
   when that cause has a primary match on a line of its own.
 - Order: initiating before collateral, then evidence from the rank torchrun names as the root
@@ -41,15 +44,12 @@ _RANK = re.compile(r"^ ?\[(?:rank ?|default)([0-9]+)\]:")
 _ROOT_CAUSE = "root cause (first observed failure)"
 _ROOT_WORD = "observed"  # every line holding _ROOT_CAUSE holds this word, whatever its spacing
 _ROOT_RANK = re.compile(r"^ ?rank ?: ?([0-9]+)")
-_UPPER = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", b"abcdefghijklmnopqrstuvwxyz")
+_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_BREAK = re.compile(r"[\r\n]")
 
 
 def ascii_lower(text: str) -> str:
-    return (
-        "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in text)
-        if any("A" <= c <= "Z" for c in text)
-        else text
-    )
+    return text.translate(_LOWER)
 
 
 def normalise(text: str) -> str:
@@ -61,11 +61,66 @@ def pieces(signature: str) -> list[str]:
     return [p for p in normalise(signature).strip(" ").split("*") if p]
 
 
+# Words that fill ordinary training logs: a poor anchor, since every line holding the anchor
+# is matched in full. (Only speed depends on this list, never the result.)
+_COMMON_WORDS = frozenset(
+    {
+        "memory",
+        "allocate",
+        "allocated",
+        "reserved",
+        "checkpoint",
+        "checkpoints",
+        "saving",
+        "loading",
+        "cuda",
+        "nccl",
+        "error",
+        "warning",
+        "model",
+        "torch",
+        "process",
+        "rank",
+        "step",
+        "loss",
+        "tensor",
+        "device",
+        "gpu",
+        "size",
+        "file",
+        "line",
+        "call",
+        "failed",
+        "training",
+        "train",
+        "running",
+        "total",
+        "free",
+        "capacity",
+        "found",
+        "while",
+        "with",
+        "from",
+    }
+)
+
+
+def _rarity(token: str) -> int:
+    """Higher for tokens unlikely in ordinary log lines: identifiers mixing letters with `_`,
+    `.` or digits beat plain words; bare numbers and common words are worst."""
+    bare = token.strip(".,:;()[]'\"")
+    letters = sum(c.isalpha() for c in bare)
+    if letters == 0:
+        return len(token) - 30
+    score = len(token) + (6 if letters < len(bare) else 0)
+    return score - (20 if bare in _COMMON_WORDS else 0)
+
+
 def anchor(signature: str) -> str:
-    """The longest run without spaces or `*`: a substring of every line the signature matches,
-    used to find candidate lines fast before the full match."""
+    """The run without spaces or `*` least likely to fill a log: a substring of every line the
+    signature matches, used to find candidate lines fast before the full match."""
     tokens = [t for p in pieces(signature) for t in p.split(" ") if t]
-    return max(tokens, key=len) if tokens else ""
+    return max(tokens, key=_rarity) if tokens else ""
 
 
 def matches(parts: list[str], segment: str) -> bool:
@@ -88,6 +143,14 @@ class Signature:
     context: bool
     parts: tuple[str, ...]
     anchor: bytes
+
+    @property
+    def tokens(self) -> tuple[str, ...]:
+        """Its words, as the raw bytes of a log hold them (latin-1 text of UTF-8): every one must
+        be in a stretch of log for the signature to match there."""
+        return tuple(
+            t.encode("utf-8").decode("latin-1") for p in self.parts for t in p.split(" ") if t
+        )
 
 
 @dataclass
@@ -144,8 +207,9 @@ class Index:
 
 
 def _chunks(stream: BinaryIO) -> Iterator[bytes]:
-    """The log in pieces that end at a line or segment break (except the last), ANSI removed.
-    A segment longer than a chunk keeps only its head: the rest can never match."""
+    """The log in pieces that end with a segment break, ANSI removed. A CR is never the last
+    byte of a piece unless the log ends there (a CRLF must not be cut in two). A segment longer
+    than a chunk keeps only its head: the rest can never match."""
     carry = b""
     while True:
         chunk = stream.read(CHUNK_BYTES)
@@ -154,7 +218,9 @@ def _chunks(stream: BinaryIO) -> Iterator[bytes]:
                 yield _strip_ansi(carry)
             return
         data = carry + chunk
-        cut = max(data.rfind(b"\n"), data.rfind(b"\r"))
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            cut = data.rfind(b"\r", 0, len(data) - 1)
         if cut < 0:
             carry = data[: SEGMENT_BYTES + 1]
             continue
@@ -166,13 +232,24 @@ def _strip_ansi(data: bytes) -> bytes:
     return _ANSI.sub(b"", data) if b"\x1b" in data else data
 
 
-def _decode(segment: bytes) -> str:
-    return segment[:SEGMENT_BYTES].decode("utf-8", errors="replace")
+def _decode(segment: str) -> str:
+    """A segment held as latin-1 text (one char per byte), cut and decoded as UTF-8."""
+    return segment[:SEGMENT_BYTES].encode("latin-1").decode("utf-8", errors="replace")
+
+
+@dataclass
+class _Segment:
+    text: str  # the raw bytes as latin-1 text
+    line: int
+
+    @property
+    def decoded(self) -> str:
+        return _decode(self.text)
 
 
 class _Scanner:
     """Finds candidate segments with one Aho-Corasick pass over each chunk (the anchors), then
-    runs the full match only on those segments."""
+    runs the full match only on those segments and, for wrapped lines, their neighbours."""
 
     def __init__(self, index: Index) -> None:
         self.index = index
@@ -183,67 +260,201 @@ class _Scanner:
         for word in [*self.by_anchor, _ROOT_WORD]:
             self.automaton.add_word(word)
         self.automaton.make_automaton()
+        self.tokens = [sig.tokens for sig in index.signatures]
         self.candidates: dict[str, Candidate] = {}
         self.root_rank: int | None = None
         self.root_lines_left = 0
-        self.line = 1
+        self.line = 1  # the line the next chunk starts on
+        self.tail: _Segment | None = None  # the last segment of the previous chunk
+        # A hit segment that ended a chunk waits for its next segment:
+        # (segment, words, prev, whether the break after it held a line feed).
+        self.pending: tuple[_Segment, set[str], _Segment | None, bool] | None = None
 
     def feed(self, chunk: bytes) -> None:
-        text = chunk.translate(_UPPER).decode("latin-1")
+        text = chunk.decode("latin-1")
         if self.root_lines_left:
-            self._root_block(chunk, 0)
-        counted_to, line = 0, self.line
-        segment_start, words = -1, set[str]()
-        for end, length in self.automaton.iter(text):
-            start = end - length + 1
-            seg = max(text.rfind("\n", 0, start), text.rfind("\r", 0, start)) + 1
-            if seg != segment_start:
-                if words:
-                    self._match(chunk, segment_start, words, line)
-                line += text.count("\n", counted_to, seg)
-                counted_to, segment_start, words = seg, seg, set()
-            words.add(text[start : end + 1])
-        if words:
-            self._match(chunk, segment_start, words, line)
+            self._root_block(text, 0)
+        if self.pending is not None:
+            seg, words, prev, newline = self.pending
+            self.pending = None
+            end = _segment_end(text, 0)
+            root_pos = 0 if newline else _after_newline(text, 0)
+            self._match(seg, words, prev, _Segment(text[:end], self.line), text, root_pos)
+        hits = self._hit_segments(text)
+        for i, (start, end, line, words) in enumerate(hits):
+            prev = self._previous(text, start, line, hits[i - 1][0] if i else 0)
+            after = end + _separator_length(text, end)
+            seg = _Segment(text[start:end], line)
+            if after >= len(text):
+                self.pending = (seg, words, prev, "\n" in text[end:after])
+                continue
+            following = _Segment(
+                text[after : _segment_end(text, after)], line + text.count("\n", end, after)
+            )
+            self._match(seg, words, prev, following, text, _after_newline(text, start))
+        last_end = len(text) - _separator_before(text, len(text))
+        lo = hits[-1][0] if hits else 0
+        start = _segment_start(text, lo, last_end)
         self.line += text.count("\n")
+        self.tail = _Segment(text[start:last_end], self.line - text.count("\n", start))
 
-    def _segment(self, chunk: bytes, start: int) -> bytes:
-        ends = [i for i in (chunk.find(b"\n", start), chunk.find(b"\r", start)) if i >= 0]
-        return chunk[start : min(ends) if ends else len(chunk)]
+    def finish(self) -> None:
+        if self.pending is not None:
+            seg, words, prev, _ = self.pending
+            self.pending = None
+            self._match(seg, words, prev, None, "", -1)
 
-    def _match(self, chunk: bytes, start: int, words: set[str], line: int) -> None:
-        raw = self._segment(chunk, start)
-        text = _decode(raw)
-        norm = normalise(text)
-        if _ROOT_WORD in words and self.root_rank is None and _ROOT_CAUSE in norm:
-            newline = chunk.find(b"\n", start)
+    def _hit_segments(self, text: str) -> list[tuple[int, int, int, set[str]]]:
+        """(start, end, line, anchor words) of each segment holding an anchor, in order."""
+        low = text.translate(_LOWER)
+        hits: list[tuple[int, int, int, set[str]]] = []
+        seg_end, counted_to, line = -1, 0, self.line
+        for end, length in self.automaton.iter(low):
+            start = end - length + 1
+            if start >= seg_end:
+                lo = hits[-1][0] if hits else 0
+                seg_start = _segment_start(text, lo, start)
+                line += text.count("\n", counted_to, seg_start)
+                counted_to = seg_start
+                seg_end = _segment_end(text, start)
+                hits.append((seg_start, seg_end, line, set()))
+            hits[-1][3].add(low[start : end + 1])
+        return hits
+
+    def _previous(self, text: str, start: int, line: int, lo: int) -> _Segment | None:
+        if start == 0:
+            return self.tail
+        sep = _separator_before(text, start)
+        prev_start = _segment_start(text, lo, start - sep)
+        return _Segment(text[prev_start : start - sep], line - text.count("\n", start - sep, start))
+
+    def _match(
+        self,
+        seg: _Segment,
+        words: set[str],
+        prev: _Segment | None,
+        following: _Segment | None,
+        text: str,
+        root_pos: int,
+    ) -> None:
+        """Match the signatures of `words` around `seg`; `root_pos` is where the line after
+        `seg` starts in `text`, for torchrun's root-cause block (-1: not in `text`)."""
+        if _ROOT_WORD in words and self.root_rank is None and _ROOT_CAUSE in normalise(seg.decoded):
             self.root_lines_left = ROOT_BLOCK_LINES
-            self._root_block(chunk, len(chunk) if newline < 0 else newline + 1)
-        found = _RANK.match(norm)
-        rank = int(found.group(1)) if found else None
+            if root_pos >= 0:
+                self._root_block(text, root_pos)
+        # A cheap necessary test first: every word of the signature somewhere in the segment or
+        # its neighbours (the full match normalises them and may join them).
+        nearby = "\n".join(s.text for s in (prev, seg, following) if s is not None)
+        nearby = nearby.translate(_LOWER)
         tried = sorted(
-            {sig for word in words if word != _ROOT_WORD for sig in self.by_anchor.get(word, ())},
+            {
+                sig
+                for word in words
+                if word != _ROOT_WORD
+                for sig in self.by_anchor.get(word, ())
+                if all(token in nearby for token in self.tokens[sig.order])
+            },
             key=lambda sig: sig.order,
         )
+        if not tried:
+            return
+        around = _Around(seg, prev, following)
         for sig in tried:
-            if matches(list(sig.parts), norm):
-                _record(
-                    self.candidates,
-                    self.index,
-                    sig,
-                    Hit(line, text.strip(" \t\f\v")[:500], sig.text, rank, sig.context),
-                )
+            hit = _match_at(sig, around)
+            if hit is not None:
+                _record(self.candidates, self.index, sig, hit)
 
-    def _root_block(self, chunk: bytes, pos: int) -> None:
+    def _root_block(self, text: str, pos: int) -> None:
         """Read the lines after torchrun's "Root Cause" header for `rank : N`."""
-        while self.root_lines_left and pos < len(chunk):
-            end = chunk.find(b"\n", pos)
-            end = len(chunk) if end < 0 else end
+        while self.root_lines_left and pos < len(text):
+            end = text.find("\n", pos)
+            end = len(text) if end < 0 else end
             self.root_lines_left -= 1
-            found = _ROOT_RANK.match(normalise(_decode(chunk[pos:end]).replace("\r", " ")))
+            found = _ROOT_RANK.match(normalise(_decode(text[pos:end]).replace("\r", " ")))
             if found:
                 self.root_rank, self.root_lines_left = int(found.group(1)), 0
             pos = end + 1
+
+
+class _Around:
+    """A hit segment and its neighbours, each decoded and normalised at most once."""
+
+    def __init__(self, seg: _Segment, prev: _Segment | None, following: _Segment | None):
+        self.seg, self.prev, self.following = seg, prev, following
+        self.decoded = seg.decoded
+        self.norm = normalise(self.decoded)
+        self._cache: dict[str, str] = {}
+
+    def get(self, key: str) -> str:
+        if key not in self._cache:
+            prev = self.prev.decoded if self.prev else ""
+            nxt = self.following.decoded if self.following else ""
+            self._cache[key] = {
+                "prev": normalise(prev),
+                "with_prev": normalise(prev + " " + self.decoded),
+                "next": normalise(nxt),
+                "with_next": normalise(self.decoded + " " + nxt),
+            }[key]
+        return self._cache[key]
+
+
+def _match_at(sig: Signature, around: _Around) -> Hit | None:
+    """Where `sig` matches around a segment that holds its anchor: in the segment itself; across
+    the break from the previous segment (a wrapped line, reported at the previous one); or across
+    the break into the next segment, unless the next segment matches on its own."""
+    parts = list(sig.parts)
+    seg, prev, following = around.seg, around.prev, around.following
+    if matches(parts, around.norm):
+        return _hit(sig, seg.line, around.decoded, around.norm)
+    if prev is not None and matches(parts, around.get("with_prev")):
+        return _hit(sig, prev.line, prev.decoded + " " + around.decoded, around.get("prev"))
+    if (
+        following is not None
+        and matches(parts, around.get("with_next"))
+        and not matches(parts, around.get("next"))
+    ):
+        return _hit(sig, seg.line, around.decoded + " " + following.decoded, around.norm)
+    return None
+
+
+def _hit(sig: Signature, line: int, text: str, rank_text: str) -> Hit:
+    found = _RANK.match(rank_text)
+    return Hit(
+        line,
+        text.strip(" \t\f\v")[:500],
+        sig.text,
+        int(found.group(1)) if found else None,
+        sig.context,
+    )
+
+
+def _after_newline(text: str, pos: int) -> int:
+    """Where the line after the one holding `pos` starts, or -1 when it is not in `text`."""
+    newline = text.find("\n", pos)
+    return newline + 1 if newline >= 0 else -1
+
+
+def _segment_end(text: str, pos: int) -> int:
+    found = _BREAK.search(text, pos)
+    return found.start() if found else len(text)
+
+
+def _segment_start(text: str, lo: int, pos: int) -> int:
+    """Start of the segment that holds `pos`, given `lo`, the start of an earlier segment (the
+    search never looks further back than `lo`, which keeps the scan linear)."""
+    return max(text.rfind("\n", lo, pos), text.rfind("\r", lo, pos), lo - 1) + 1
+
+
+def _separator_length(text: str, end: int) -> int:
+    return 2 if text.startswith("\r\n", end) else 1
+
+
+def _separator_before(text: str, start: int) -> int:
+    """Length of the break just before `start` (0 at the start of the text)."""
+    if start >= 2 and text[start - 2 : start] == "\r\n":
+        return 2
+    return 1 if start >= 1 and text[start - 1] in "\r\n" else 0
 
 
 def scan(index: Index, stream: BinaryIO) -> tuple[dict[str, Candidate], int | None]:
@@ -251,6 +462,7 @@ def scan(index: Index, stream: BinaryIO) -> tuple[dict[str, Candidate], int | No
     scanner = _Scanner(index)
     for chunk in _chunks(stream):
         scanner.feed(chunk)
+    scanner.finish()
     return scanner.candidates, scanner.root_rank
 
 

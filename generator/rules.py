@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from .diagnose import anchor, pieces
+from .diagnose import pieces
 from .load import Loaded
 from .problems import Problem
 from .text import PLACEHOLDERS, plain_parts
@@ -150,7 +150,7 @@ def signatures(loaded: Loaded) -> list[Problem]:
                     "the message, or mark it `context: true`",
                 )
             )
-        elif len(anchor(sig.text)) < MIN_ANCHOR:
+        elif max((len(t) for p in pieces(sig.text) for t in p.split(" ")), default=0) < MIN_ANCHOR:
             problems.append(
                 _at(
                     loaded,

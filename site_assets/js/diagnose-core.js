@@ -152,31 +152,54 @@ function DiagnoseCoreFactory() {
     }
   }
 
-  function matchSegment(state, index, text, start, end, words, line) {
-    var raw = capSegment(text.slice(start, end));
-    var norm = normalise(raw);
-    if (words.has(ROOT_WORD) && state.rootRank === null && norm.indexOf(ROOT_CAUSE) >= 0) {
-      var nl = text.indexOf("\n", start);
+  function hitRecord(sig, line, text, rankText) {
+    var found = RANK.exec(rankText);
+    return { line: line, text: first500(text.replace(EDGE_SPACES, "")), signature: sig.text,
+             rank: found ? parseInt(found[1], 10) : null, context: sig.context };
+  }
+
+  /* Match the signatures whose anchors `hit` holds: in the segment itself; across the break
+   * from the previous segment (a wrapped line, reported at the previous one); or across the
+   * break into the next segment, unless the next segment matches on its own. */
+  function processHit(state, index, text, hit, next) {
+    var seg = hit.seg, prev = hit.prev;
+    var decoded = capSegment(text.slice(seg.start, seg.end));
+    var norm = normalise(decoded);
+    if (hit.words.has(ROOT_WORD) && state.rootRank === null && norm.indexOf(ROOT_CAUSE) >= 0) {
       state.rootLinesLeft = ROOT_BLOCK_LINES;
-      state.rootPos = nl < 0 ? text.length : nl + 1;
+      var nl = text.indexOf("\n", seg.start);
+      if (nl >= 0) { state.rootPos = nl + 1; readRootBlock(state, text); }
     }
-    var found = RANK.exec(norm);
-    var rank = found ? parseInt(found[1], 10) : null;
     var tried = [];
-    words.forEach(function (w) {
+    hit.words.forEach(function (w) {
       if (w === ROOT_WORD) return;
       (index.byAnchor.get(w) || []).forEach(function (s) {
         if (tried.indexOf(s) < 0) tried.push(s);
       });
     });
     tried.sort(function (a, b) { return a.order - b.order; });
-    var evidence = null;
-    tried.forEach(function (sig) {
-      if (matches(sig.parts, norm)) {
-        if (evidence === null) evidence = first500(raw.replace(EDGE_SPACES, ""));
-        record(state, index, sig, { line: line, text: evidence, signature: sig.text, rank: rank,
-                                    context: sig.context });
+    var prevDecoded = prev ? capSegment(text.slice(prev.start, prev.end)) : "";
+    var nextDecoded = next ? capSegment(text.slice(next.start, next.end)) : "";
+    var cache = {};
+    function get(key) {
+      if (!(key in cache)) {
+        cache[key] = key === "prev" ? normalise(prevDecoded)
+          : key === "withPrev" ? normalise(prevDecoded + " " + decoded)
+          : key === "next" ? normalise(nextDecoded)
+          : normalise(decoded + " " + nextDecoded);
       }
+      return cache[key];
+    }
+    tried.forEach(function (sig) {
+      var rec = null;
+      if (matches(sig.parts, norm)) {
+        rec = hitRecord(sig, seg.line, decoded, norm);
+      } else if (prev && matches(sig.parts, get("withPrev"))) {
+        rec = hitRecord(sig, prev.line, prevDecoded + " " + decoded, get("prev"));
+      } else if (next && matches(sig.parts, get("withNext")) && !matches(sig.parts, get("next"))) {
+        rec = hitRecord(sig, seg.line, decoded + " " + nextDecoded, norm);
+      }
+      if (rec) record(state, index, sig, rec);
     });
   }
 
@@ -186,43 +209,47 @@ function DiagnoseCoreFactory() {
       var end = text.indexOf("\n", pos);
       if (end < 0) end = text.length;
       state.rootLinesLeft -= 1;
-      var found = ROOT_RANK.exec(normalise(text.slice(pos, end).replace(/\r/g, " ")));
+      var found = ROOT_RANK.exec(normalise(capSegment(text.slice(pos, end)).replace(/\r/g, " ")));
       if (found) { state.rootRank = parseInt(found[1], 10); state.rootLinesLeft = 0; }
       pos = end + 1;
     }
   }
 
+  /* Segments are split at CRLF, LF or CR (a CRLF is one break); lines count LFs. A segment
+   * holding an anchor is matched once the segment after it is known. */
   function scan(index, input) {
     var text = input.indexOf("\x1b") >= 0 ? input.replace(ANSI, "") : input;
     var state = { candidates: new Map(), rootRank: null, rootLinesLeft: 0, rootPos: 0 };
     var ac = index.automaton;
-    var node = 0, line = 1, segStart = 0;
-    var pendingStart = -1, pendingLine = 0, words = null;
     var n = text.length;
+    var node = 0, line = 1, segStart = 0, segLine = 1;
+    var words = null, prev = null, pending = null;
+    function endSegment(end) {
+      var seg = { start: segStart, end: end, line: segLine };
+      if (pending) { processHit(state, index, text, pending, seg); pending = null; }
+      if (words) { pending = { seg: seg, words: words, prev: prev }; words = null; }
+      prev = seg;
+    }
     for (var i = 0; i < n; i++) {
       var c = text.charCodeAt(i);
       if (c === 10 || c === 13) {
-        if (words !== null) {
-          matchSegment(state, index, text, pendingStart, i, words, pendingLine);
-          words = null;
-          if (state.rootLinesLeft > 0 && state.rootRank === null) readRootBlock(state, text);
-        }
-        if (c === 10) line += 1;
+        endSegment(i);
+        if (c === 13 && i + 1 < n && text.charCodeAt(i + 1) === 10) i++;
+        if (text.charCodeAt(i) === 10) line += 1;
         segStart = i + 1;
+        segLine = line;
         node = 0;
         continue;
       }
       node = ac.step(node, c);
       var out = ac.out[node];
       if (out.length) {
-        if (words === null) { words = new Set(); pendingStart = segStart; pendingLine = line; }
+        if (words === null) words = new Set();
         for (var k = 0; k < out.length; k++) words.add(out[k]);
       }
     }
-    if (words !== null) {
-      matchSegment(state, index, text, pendingStart, n, words, pendingLine);
-      if (state.rootLinesLeft > 0 && state.rootRank === null) readRootBlock(state, text);
-    }
+    if (segStart < n) endSegment(n);
+    if (pending) processHit(state, index, text, pending, null);
     return state;
   }
 
