@@ -41,6 +41,9 @@ GENERIC_SIGNATURES = {
 # Fields not checked for placeholder words: code (a `# TODO` comment can be real) and URLs
 # (checked on their own in `references`).
 SEARCH_HOSTS = re.compile(r"(^|\.)(google|bing|duckduckgo|yahoo|baidu|yandex)\.[a-z.]+$")
+# Regular-expression syntax in a signature: the contributor expected a regex, but signatures are
+# literal text with `*` wildcards (which is what keeps matching linear).
+REGEX_SYNTAX = re.compile(r"\\[dswbDSW]|\[\^?[0-9a-zA-Z]-[0-9a-zA-Z]\]|\(\?[:=!<]|\{\d+,\d*\}")
 TRACKING = re.compile(r"^(utm_[a-z]+|fbclid|gclid|mc_cid|mc_eid|igshid|ref_src|si)$")
 
 
@@ -119,7 +122,18 @@ def signatures(loaded: Loaded) -> list[Problem]:
     for i, sig in enumerate(loaded.entry.signatures):
         path = ("signatures", i)
         literal = "".join(pieces(sig.text)).replace(" ", "")
-        if "\n" in sig.text.strip():
+        regex = REGEX_SYNTAX.search(sig.text)
+        if regex:
+            problems.append(
+                _at(
+                    loaded,
+                    path,
+                    f"signature uses regular-expression syntax `{regex.group()}`",
+                    "signatures are literal text: copy the message as printed and put `*` where "
+                    "the variable part goes",
+                )
+            )
+        elif "\n" in sig.text.strip():
             problems.append(
                 _at(
                     loaded,

@@ -81,21 +81,7 @@ def test_case(case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     assert entries.is_dir()
 
 
-@pytest.fixture(scope="module")
-def bad_site_case(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("mkdocs-case")
-
-
-@pytest.mark.parametrize(
-    "case",
-    [
-        "bad-severity",
-        "two-files-one-id",
-        "alias-bomb",
-        "missing-several-fields",
-        "raw-html-in-prose",
-    ],
-)
+@pytest.mark.parametrize("case", sorted(p.stem for p in CASES.glob("*.case")))
 def test_mkdocs_build_reports_the_same_and_writes_nothing(
     case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
