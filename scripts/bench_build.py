@@ -24,8 +24,12 @@ ROOT = Path(__file__).resolve().parent.parent
 def build(entries: Path, site: Path) -> float:
     env = {**os.environ, "ENCYCLOPEDIA_ENTRIES": str(entries), "NO_MKDOCS_2_WARNING": "1"}
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)],
-                   cwd=ROOT, env=env, check=True)
+    subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)],
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )
     return time.perf_counter() - start
 
 
@@ -44,9 +48,11 @@ def synthetic(target: Path, count: int) -> int:
             data["title"] = f"{data['title']} (copy {copy})"
             data["related"] = [{**r, "id": r["id"] + suffix} for r in data.get("related", [])]
             data.pop("aliases", None)
-            # Signatures must stay unique per unrelated entry: mark the copies' as context.
-            data["signatures"] = [{"text": (s if isinstance(s, str) else s["text"]) + suffix,
-                                   "context": False} for s in data["signatures"]]
+            # A signature may not be claimed by two unrelated entries: make each copy's unique.
+            data["signatures"] = [
+                s + suffix if isinstance(s, str) else {**s, "text": s["text"] + suffix}
+                for s in data["signatures"]
+            ]
             out = target / path.parent.name / f"{path.stem}{suffix}.yaml"
             out.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False))
             made += 1
@@ -69,15 +75,18 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         seconds = build(ROOT / "entries", tmp / "shipped")
-        shipped = len([p for p in (ROOT / "entries").glob("*/*.yaml")
-                       if p.name != "_category.yaml"])
+        shipped = len(
+            [p for p in (ROOT / "entries").glob("*/*.yaml") if p.name != "_category.yaml"]
+        )
         print(f"shipped site, {shipped} entries: {seconds:.1f} s")
         made = synthetic(tmp / "entries", count)
         seconds = build(tmp / "entries", tmp / "big")
         pages = list((tmp / "big").rglob("index.html"))
         sizes = sorted(p.stat().st_size for p in pages)
-        print(f"{made} synthetic entries: {seconds:.1f} s, {len(pages)} pages, median page "
-              f"{sizes[len(sizes) // 2] / 1024:.0f} KiB, largest {sizes[-1] / 1024:.0f} KiB")
+        print(
+            f"{made} synthetic entries: {seconds:.1f} s, {len(pages)} pages, median page "
+            f"{sizes[len(sizes) // 2] / 1024:.0f} KiB, largest {sizes[-1] / 1024:.0f} KiB"
+        )
 
 
 if __name__ == "__main__":
