@@ -39,24 +39,49 @@
     return node;
   }
 
-  /* The evidence line with the signature's literal pieces marked, found the way the matcher
+  /* The ranges of `text` that a signature's literal pieces cover, found the way the matcher
    * finds them: ASCII case and runs of spaces do not matter. */
-  function highlighted(text, signature) {
-    var line = el("code", "enc-evidence-text");
-    var pieces = signature.split("*").map(function (p) { return p.trim(); }).filter(Boolean);
+  function ranges(text, signature) {
+    var found = [];
     var pos = 0;
-    pieces.forEach(function (piece) {
-      var pattern = piece.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/ +/g, "[ \\t\\f\\v]+");
-      var re = new RegExp(pattern, "gi");
-      re.lastIndex = pos;
-      var m = re.exec(text);
-      if (!m) return;
-      line.appendChild(document.createTextNode(text.slice(pos, m.index)));
-      line.appendChild(el("mark", null, m[0]));
-      pos = m.index + m[0].length;
+    signature.split("*").map(function (p) { return p.trim(); }).filter(Boolean)
+      .forEach(function (piece) {
+        var pattern = piece.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/ +/g, "[ \\t\\f\\v]+");
+        var re = new RegExp(pattern, "gi");
+        re.lastIndex = pos;
+        var m = re.exec(text);
+        if (m) { found.push([m.index, m.index + m[0].length]); pos = m.index + m[0].length; }
+      });
+    return found;
+  }
+
+  /* One evidence line with every signature that matched it marked. */
+  function highlighted(text, signatures) {
+    var marks = [];
+    signatures.forEach(function (sig) { marks = marks.concat(ranges(text, sig)); });
+    marks.sort(function (a, b) { return a[0] - b[0]; });
+    var line = el("code", "enc-evidence-text");
+    var pos = 0;
+    marks.forEach(function (r) {
+      if (r[1] <= pos) return;
+      var start = Math.max(r[0], pos);
+      line.appendChild(document.createTextNode(text.slice(pos, start)));
+      line.appendChild(el("mark", null, text.slice(start, r[1])));
+      pos = r[1];
     });
     line.appendChild(document.createTextNode(text.slice(pos)));
     return line;
+  }
+
+  /* Evidence grouped by line: one row per line, all its signatures marked. */
+  function byLine(evidence) {
+    var rows = [];
+    evidence.forEach(function (e) {
+      var last = rows[rows.length - 1];
+      if (last && last.line === e.line && last.text === e.text) last.signatures.push(e.signature);
+      else rows.push({ line: e.line, text: e.text, signatures: [e.signature] });
+    });
+    return rows;
   }
 
   function siteRoot() {
@@ -98,10 +123,10 @@
           ", which this log shows first-hand. Fix that one first."));
       }
       var ev = el("ul", "enc-evidence");
-      m.evidence.forEach(function (e) {
+      byLine(m.evidence).forEach(function (e) {
         var row = el("li");
         row.appendChild(el("span", "enc-evidence-line", "line " + e.line));
-        row.appendChild(highlighted(e.text, e.signature));
+        row.appendChild(highlighted(e.text, e.signatures));
         ev.appendChild(row);
       });
       item.appendChild(ev);
