@@ -1,0 +1,55 @@
+"""The behaviour issue #4 asks for, on the shipped entries: specific beats generic, a shared
+message shows both entries, and a multi-rank log names the initiating failure and its rank."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from generator import diagnose
+from tests.test_fixture_matrix import INDEX
+
+
+def run(log: str) -> list[dict[str, Any]]:
+    return list(diagnose.diagnose(INDEX, io.BytesIO(log.encode()))["matches"])
+
+
+def test_flash_attention_varlen_frames_beat_the_generic_entry() -> None:
+    log = (
+        '  File "flash_attn/flash_attn_interface.py", line 1124, in flash_attn_varlen_func\n'
+        "    out = flash_attn_gpu.varlen_fwd(q, k, v, None, cu_seqlens_q, cu_seqlens_k)\n"
+        "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    )
+    ids = [m["id"] for m in run(log)]
+    assert ids[:2] == ["flash-attention-max-seqlen-illegal-access", "cuda-illegal-memory-access"]
+
+
+def test_the_generic_entry_wins_without_flash_attention_frames() -> None:
+    log = "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    assert run(log)[0]["id"] == "cuda-illegal-memory-access"
+
+
+def test_a_killed_worker_shows_both_entries_that_explain_it() -> None:
+    log = "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Killed.\n"
+    ids = [m["id"] for m in run(log)]
+    assert ids[:2] == ["dataloader-worker-killed", "cpu-ram-exhaustion-during-training"]
+
+
+def test_multi_rank_log_names_the_initiating_rank_and_the_collateral() -> None:
+    log = (
+        "[rank0]:[E1129 10:00:01.000000 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught "
+        "collective operation timeout: WorkNCCL(SeqNum=42, OpType=ALLREDUCE, NumelIn=1, "
+        "NumelOut=1, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.\n"
+        "[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+        "Root Cause (first observed failure):\n[0]:\n  rank      : 3 (local_rank: 3)\n"
+    )
+    matches = run(log)
+    assert (matches[0]["id"], matches[0]["rank"]) == ("cuda-out-of-memory", 3)
+    timeout = next(m for m in matches if m["id"] == "nccl-timeout")
+    assert timeout["collateral_of"] == "cuda-out-of-memory"
+    assert matches[-1]["collateral_of"] is not None
+
+
+def test_generic_words_identify_nothing() -> None:
+    log = "Traceback (most recent call last):\nRuntimeError: error\nException: failed\n"
+    assert run(log) == []
