@@ -195,3 +195,18 @@ def test_twenty_megabyte_log_keeps_the_page_responsive(
     assert max(delays) < 200, delays
     matches = diagnosed(page)
     assert entry_id(matches[0]["href"]) == "cuda-out-of-memory"
+
+
+def test_diagnose_page_accepts_a_file_dropped_on_the_box(page: Any, shipped_url: str) -> None:
+    page.goto(shipped_url + "/diagnose/")
+    page.evaluate("""() => {
+        const log = "[rank2]: RuntimeError: CUDA error: device-side assert triggered\\n";
+        const data = new DataTransfer();
+        data.items.add(new File([log], "train.log", {type: "text/plain"}));
+        const box = document.querySelector(".enc-diagnose");
+        box.dispatchEvent(new DragEvent("dragover", {dataTransfer: data, bubbles: true}));
+        box.dispatchEvent(new DragEvent("drop", {dataTransfer: data, bubbles: true}));
+    }""")
+    matches = diagnosed(page)
+    assert entry_id(matches[0]["href"]) == "device-side-assert"
+    assert "rank 2" in matches[0]["text"]
