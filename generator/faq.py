@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .escape import Md, block, code_block, inline
-from .link import Page
+from .link import Page, relative_uri
 
 LAYER_ANSWER = {
     "software": "Software. The fault is in code ({affects}), not in the GPU: moving the job to "
@@ -67,7 +67,7 @@ def _next(page: Page) -> Md | None:
     if not links:
         return None
     items = [
-        f"- [{inline(link.page.entry.title)}](../{link.page.category}/{link.page.id}.md) "
+        f"- [{inline(link.page.entry.title)}]({relative_uri(page.src_uri, link.page.src_uri)}) "
         f"({inline(link.relation.replace('-', ' '))})"
         for link in links
     ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,6 +84,12 @@ class Encyclopedia:
         return {
             s: tuple(p for p in self.pages.values() if p.entry.severity == s) for s in SEVERITIES
         }
+
+
+def relative_uri(from_uri: str, to_uri: str) -> str:
+    """The relative Markdown link from the page at `from_uri` to the one at `to_uri` (both docs
+    paths such as `memory/x.md`), which MkDocs checks and turns into the page URL."""
+    return posixpath.relpath(to_uri, posixpath.dirname(from_uri) or ".")
 
 
 def _pos(loaded: Loaded, *path: str | int) -> tuple[int, int]:

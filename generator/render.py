@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import html
 import json
-import posixpath
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ import jinja2
 
 from . import faq
 from .escape import Md, attr, block, code_block, inline
-from .link import CategoryPage, Encyclopedia, Page
+from .link import CategoryPage, Encyclopedia, Page, relative_uri
 from .model import SEVERITIES
 from .text import first_sentence
 
@@ -122,8 +121,7 @@ def render_site(
     def add(template: str, src_uri: str, edit_path: str | None = None, **context: Any) -> None:
         def link(target: Page | CategoryPage | str) -> Md:
             """Relative link to another page's Markdown source, so MkDocs checks it."""
-            uri = target if isinstance(target, str) else target.src_uri
-            return Md(posixpath.relpath(uri, posixpath.dirname(src_uri) or "."))
+            return Md(relative_uri(src_uri, target if isinstance(target, str) else target.src_uri))
 
         edit = edit_url.format(path=edit_path) if edit_url and edit_path else None
         text = env.get_template(template).render(
