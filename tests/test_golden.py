@@ -36,3 +36,11 @@ def test_rendered_markdown_matches_golden(src_uri: str) -> None:
 def test_no_stale_golden_files() -> None:
     expected = {golden_name(uri) for uri in PAGES}
     assert {p.name for p in GOLDEN.iterdir()} == expected
+
+
+def test_a_site_can_override_a_template(tmp_path: Path) -> None:
+    """A file in the site's overrides/encyclopedia/ replaces the package's template."""
+    (tmp_path / "tag.md.j2").write_text("# Custom tag page for {{ tag }}\n")
+    pages = {p.src_uri: p for p in render_site(build_encyclopedia(FIXTURE_ENTRIES), EDIT, tmp_path)}
+    assert pages["tags/oom.md"].markdown == "# Custom tag page for oom\n"
+    assert pages["memory/alpha-oom.md"].markdown == PAGES["memory/alpha-oom.md"].markdown
