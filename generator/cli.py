@@ -224,9 +224,7 @@ def _index(entries_dir: str | None, index_file: Path | None) -> diagnose.Index:
     except EntryError as err:
         _emit(err.problems, "text")
         raise click.ClickException("the entries have problems; run `encyclopedia check`") from None
-    return diagnose.Index.from_export(
-        [exports.signature_record(p, "/") for p in enc.pages.values() if p.entry.status == "active"]
-    )
+    return diagnose.Index.from_export(exports.signature_index(enc, "/"))
 
 
 @main.command("diagnose")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .link import Encyclopedia, Link, Page
+from .link import INVERSE, Encyclopedia, Link, Page
 from .schema import schema_text
 
 API_DIR = "api"
@@ -35,27 +35,36 @@ def entry_record(page: Page, base: str) -> dict[str, Any]:
         related=[_link(link, base) for link in page.related],
         referenced_by=[_link(link, base) for link in page.referenced_by],
     )
-    data["signatures"] = [
+    data["signatures"] = _signatures(page)
+    return data
+
+
+def _signatures(page: Page) -> list[dict[str, Any]]:
+    return [
         {"text": s.text, "weight": s.score, "context": s.context} for s in page.entry.signatures
     ]
-    return data
 
 
 def signature_record(page: Page, base: str) -> dict[str, Any]:
     """One entry of the diagnose index: its signatures and the entries it causes (a match of
     one of those next to this one is collateral)."""
     causes = {link.page.id for link in page.related if link.relation == "leads-to"}
-    causes |= {link.page.id for link in page.referenced_by if link.relation == "often causes"}
+    causes |= {
+        link.page.id for link in page.referenced_by if link.relation == INVERSE["often-caused-by"]
+    }
     return {
         "id": page.id,
         "title": page.entry.title,
         "url": _url(base, page.url),
         "severity": page.entry.severity,
         "causes": sorted(causes),
-        "signatures": [
-            {"text": s.text, "weight": s.score, "context": s.context} for s in page.entry.signatures
-        ],
+        "signatures": _signatures(page),
     }
+
+
+def signature_index(enc: Encyclopedia, base: str) -> list[dict[str, Any]]:
+    """The diagnose index (api/signatures.json): every active entry's signature record."""
+    return [signature_record(p, base) for p in enc.pages.values() if p.entry.status == "active"]
 
 
 def _dump(value: Any) -> str:
@@ -67,9 +76,7 @@ def export_files(enc: Encyclopedia, base: str) -> dict[str, str]:
     pages = list(enc.pages.values())
     return {
         "entries.json": _dump([entry_record(p, base) for p in pages]),
-        "signatures.json": _dump(
-            [signature_record(p, base) for p in pages if p.entry.status == "active"]
-        ),
+        "signatures.json": _dump(signature_index(enc, base)),
         "schema.json": schema_text(),
         "categories.json": _dump(
             [

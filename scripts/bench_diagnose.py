@@ -171,9 +171,7 @@ def bench_browser(tmp: Path) -> None:
 
 def main() -> None:
     enc = build_encyclopedia(ROOT / "entries")
-    records = [
-        exports.signature_record(p, "/") for p in enc.pages.values() if p.entry.status == "active"
-    ]
+    records = exports.signature_index(enc, "/")
     index = diagnose.Index.from_export(records)
     print(f"{len(records)} entries, {len(index.signatures)} signatures")
     with tempfile.TemporaryDirectory() as name:

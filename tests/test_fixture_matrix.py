@@ -16,9 +16,7 @@ from tests.support import ROOT
 from tests.test_diagnose import run_node
 
 ENC = build_encyclopedia(ROOT / "entries")
-RECORDS = [
-    exports.signature_record(p, "/") for p in ENC.pages.values() if p.entry.status == "active"
-]
+RECORDS = exports.signature_index(ENC, "/")
 INDEX = diagnose.Index.from_export(RECORDS)
 EXAMPLES = {
     f"{page.id}#{i}": (page.id, ex.log)
