@@ -77,6 +77,14 @@ def check(paths: tuple[Path, ...], entries_dir: str | None, fmt: str) -> None:
 
     Cross-entry checks (related ids, duplicate ids and signatures) always read every entry."""
     root = _entries_dir(entries_dir)
+    outside = [p for p in paths if not p.resolve().is_relative_to(root.resolve())]
+    if outside:
+        # Checking a file means checking it with the entries it links to, so a file outside the
+        # entries folder would be silently skipped, not checked.
+        raise click.UsageError(
+            f"{outside[0]} is not inside the entries folder {root}; pass the folder that holds "
+            "its category folder with --entries DIR"
+        )
     wanted = {_shown(p, root) for p in paths}
     try:
         build_encyclopedia(root)

@@ -117,6 +117,16 @@ def test_check_reports_only_on_the_given_paths(project: Path) -> None:
     assert run("check", "entries/memory/absent.yaml").exit_code == 2
 
 
+def test_check_refuses_a_file_outside_the_entries_folder(project: Path, tmp_path: Path) -> None:
+    stray = tmp_path / "memory" / "stray.yaml"
+    stray.parent.mkdir()
+    stray.write_text("id: stray\n  broken: [\n")
+    result = run("check", str(stray))
+    assert result.exit_code == 2
+    assert "is not inside the entries folder entries; pass" in result.output
+    assert "--entries DIR" in result.output
+
+
 def test_explain_prints_the_answer_offline(project: Path) -> None:
     result = run("explain", "alpha-oom")
     assert result.exit_code == 0
