@@ -91,7 +91,12 @@ def export_files(enc: Encyclopedia, base: str) -> dict[str, str]:
                 for c in enc.categories
             ]
         ),
-        "tags.json": _dump({tag: [p.id for p in tagged] for tag, tagged in enc.tags.items()}),
+        "tags.json": _dump(
+            {
+                tag: {"about": enc.tag_about.get(tag), "entries": [p.id for p in tagged]}
+                for tag, tagged in enc.tags.items()
+            }
+        ),
     }
 
 

@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import rules
-from .load import Loaded, LoadedCategory, load_all
+from .load import TAGS_FILE, Loaded, LoadedCategory, LoadedTags, load_all, load_tags
 from .model import SEVERITIES, Category, Entry, Related
 from .problems import EntryError, Problem
-from .validate import did_you_mean
+from .text import PLACEHOLDERS
+from .validate import closest, did_you_mean
 
 # A relation read from the other side, for the "referenced by" list.
 INVERSE = {
@@ -71,6 +72,7 @@ class Encyclopedia:
     categories: tuple[CategoryPage, ...]
     pages: dict[str, Page]
     aliases: dict[str, Page]
+    tag_about: dict[str, str] = field(default_factory=dict)  # from _tags.yaml, if the site has it
 
     @property
     def tags(self) -> dict[str, tuple[Page, ...]]:
@@ -200,6 +202,44 @@ def _check_related(loaded: Loaded, ids: set[str], broken: set[str]) -> list[Prob
     return problems
 
 
+def _check_tags(entries: list[Loaded], vocabulary: LoadedTags, complete: bool) -> list[Problem]:
+    """Tags come from one vocabulary, so a typo cannot open a new tag page of its own. `complete`
+    is false when some entry failed to load: its tags are unknown, so none is reported unused."""
+    problems: list[Problem] = []
+    used: set[str] = set()
+    for loaded in entries:
+        for i, tag in enumerate(loaded.entry.tags):
+            used.add(tag)
+            # a placeholder such as `todo` is reported as one already, not as a tag to add
+            if tag not in vocabulary.about and not PLACEHOLDERS.search(tag):
+                # a misspelt tag "uses" the tag it was meant to be: one mistake, one message
+                used.add(closest(tag, vocabulary.about) or tag)
+                line, col = _pos(loaded, "tags", i)
+                problems.append(
+                    Problem(
+                        loaded.path,
+                        line,
+                        col,
+                        f"tag `{tag}` is not in {vocabulary.path}",
+                        f"{did_you_mean(tag, vocabulary.about)}use a tag from that file, or add "
+                        f"`{tag}: <what it covers>` to it",
+                    )
+                )
+    if complete:
+        for tag in sorted(set(vocabulary.about) - used):
+            line, col = vocabulary.source.position(("tags", tag), key=True)
+            problems.append(
+                Problem(
+                    vocabulary.path,
+                    line,
+                    col,
+                    f"tag `{tag}` is used by no entry",
+                    "remove it, or tag the entries it is about",
+                )
+            )
+    return problems
+
+
 def _causes(entries: list[Loaded]) -> dict[str, set[str]]:
     """Directed "cause -> effect" edges from leads-to / often-caused-by relations."""
     edges: dict[str, set[str]] = defaultdict(set)
@@ -262,16 +302,21 @@ def _path(edges: dict[str, set[str]], start: str, goal: str) -> list[str]:
 
 
 def link(
-    categories: list[LoadedCategory], entries: list[Loaded], broken: frozenset[str] = frozenset()
+    categories: list[LoadedCategory],
+    entries: list[Loaded],
+    broken: frozenset[str] = frozenset(),
+    tags: LoadedTags | None = None,
 ) -> tuple[Encyclopedia, list[Problem]]:
     """Check what spans entries and build the encyclopedia; problems are returned, not raised.
-    `broken` holds the ids of entry files that failed validation."""
+    `broken` holds the ids of entry files that failed validation; `tags` is the vocabulary."""
     ids = {loaded.id for loaded in entries}
     problems = _check_ids(entries)
     for loaded in entries:
         problems += _check_related(loaded, ids, set(broken))
     problems += _check_cycles(entries)
     problems += rules.check(entries)
+    if tags is not None:
+        problems += _check_tags(entries, tags, complete=not broken)
     pages = {
         loaded.id: Page(loaded.id, loaded.category, loaded.path, loaded.entry)
         for loaded in sorted(entries, key=lambda e: e.id)
@@ -298,7 +343,8 @@ def link(
         for c in ordered
     )
     aliases = {alias: page for page in pages.values() for alias in page.entry.aliases}
-    return Encyclopedia(category_pages, pages, aliases), problems
+    tag_about = dict(sorted(tags.about.items())) if tags else {}
+    return Encyclopedia(category_pages, pages, aliases, tag_about), problems
 
 
 def build_encyclopedia(entries_dir: Path) -> Encyclopedia:
@@ -317,8 +363,12 @@ def build_encyclopedia(entries_dir: Path) -> Encyclopedia:
             ]
         )
     categories, entries, problems = load_all(entries_dir)
-    broken = frozenset(Path(p.path).stem for p in problems) - {e.id for e in entries}
-    encyclopedia, link_problems = link(categories, entries, broken)
+    broken = frozenset(Path(p.path).stem for p in problems if Path(p.path).name != TAGS_FILE) - {
+        e.id for e in entries
+    }
+    tags, tag_problems = load_tags(entries_dir)
+    problems += tag_problems
+    encyclopedia, link_problems = link(categories, entries, broken, tags)
     problems += link_problems
     if problems:
         raise EntryError(problems)

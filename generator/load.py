@@ -6,12 +6,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .model import SLUG_PATTERN, Category, Entry
+from .model import SLUG_PATTERN, Category, Entry, TagVocabulary
 from .problems import Problem
 from .validate import validate_record
 from .yamlsource import Source, read_source
 
 CATEGORY_FILE = "_category.yaml"
+TAGS_FILE = "_tags.yaml"
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,15 @@ class LoadedCategory:
     slug: str
     path: str
     category: Category
+
+
+@dataclass(frozen=True)
+class LoadedTags:
+    """The tag vocabulary: tag -> what it covers, and where each tag is written."""
+
+    path: str
+    about: dict[str, str]
+    source: Source
 
 
 def _display(path: Path, base: Path) -> str:
@@ -61,6 +71,37 @@ def load_category(path: Path, base: Path) -> tuple[LoadedCategory | None, list[P
     if record is None or problems:
         return None, problems
     return LoadedCategory(path.parent.name, shown, record), []
+
+
+def load_tags(entries_dir: Path) -> tuple[LoadedTags | None, list[Problem]]:
+    """Read `entries/_tags.yaml` if the site has one; without it any slug is a valid tag."""
+    path = entries_dir / TAGS_FILE
+    if not path.is_file():
+        return None, []
+    shown = _display(path, entries_dir.parent)
+    source, problems = _read(path, shown)
+    if source.data is None:
+        return None, problems
+    record, errors = validate_record(source, TagVocabulary)
+    problems += errors
+    if record is None:
+        return None, problems
+    for tag in record.tags:
+        if not re.match(SLUG_PATTERN, tag) or not tag.isascii():
+            line, col = source.position(("tags", tag), key=True)
+            problems.append(
+                Problem(
+                    shown,
+                    line,
+                    col,
+                    f"tag `{tag}` is not a slug",
+                    "use lower-case ASCII letters, digits and single hyphens, "
+                    "e.g. `flash-attention`",
+                )
+            )
+    if problems:
+        return None, problems
+    return LoadedTags(shown, dict(record.tags), source), []
 
 
 def load_entry(path: Path, base: Path, categories: set[str]) -> tuple[Loaded | None, list[Problem]]:
@@ -128,7 +169,7 @@ def entry_files(entries_dir: Path) -> tuple[list[Path], list[Path], list[Problem
                     shown, 1, 1, "entry files end in `.yaml`", f"rename it to `{path.stem}.yaml`"
                 )
             )
-        elif path.suffix != ".yaml":
+        elif path.suffix != ".yaml" or (depth == 1 and path.name == TAGS_FILE):
             continue
         elif depth != 2:
             problems.append(

@@ -198,6 +198,12 @@ class Entry(Record):
     replaced_by: Slug | None = None
 
 
+class TagVocabulary(Record):
+    """`entries/_tags.yaml`: every tag entries may use, each with a line saying what it covers."""
+
+    tags: Annotated[dict[StrictStr, Line], Field(min_length=1)]
+
+
 class Category(Record):
     title: Line
     description: Prose

@@ -133,9 +133,9 @@ def render_site(
     add("categories.md.j2", "categories.md")
     add("severity.md.j2", "severity.md")
     add("diagnose.md.j2", "diagnose.md")
-    add("tags.md.j2", "tags/index.md", tags=enc.tags)
+    add("tags.md.j2", "tags/index.md", tags=enc.tags, about=enc.tag_about)
     for tag, tagged in enc.tags.items():
-        add("tag.md.j2", f"tags/{tag}.md", tag=tag, tagged=tagged)
+        add("tag.md.j2", f"tags/{tag}.md", tag=tag, tagged=tagged, about=enc.tag_about.get(tag))
     for category in enc.categories:
         add("category.md.j2", f"{category.slug}/index.md", category.path, category=category)
         for page in category.pages:

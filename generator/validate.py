@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from .model import Category, Entry
+from .model import Category, Entry, TagVocabulary
 from .problems import Problem
 from .yamlsource import Path, Source
 
@@ -26,10 +26,16 @@ _KINDS = {
 }
 
 
+def closest(word: str, choices: typing.Iterable[str]) -> str | None:
+    """The choice `word` is most likely a misspelling of, if any is close enough."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
 def did_you_mean(word: str, choices: typing.Iterable[str]) -> str:
     """`did you mean `x`? ` for the closest choice, or an empty string."""
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f"did you mean `{close[0]}`? " if close else ""
+    close = closest(word, choices)
+    return f"did you mean `{close}`? " if close else ""
 
 
 def _yaml_kind(value: Any) -> str:
@@ -202,7 +208,7 @@ def _nested_failed(errors: list[Any], error: Any) -> bool:
 
 
 def validate_record(
-    source: Source, model: type[Entry] | type[Category]
+    source: Source, model: type[Entry] | type[Category] | type[TagVocabulary]
 ) -> tuple[Any, list[Problem]]:
     """Validate the data of `source` as `model`; returns (record or None, problems)."""
     if not isinstance(source.data, dict):
@@ -212,7 +218,9 @@ def validate_record(
                 1,
                 1,
                 f"file holds {_yaml_kind(source.data)}, not a mapping of fields",
-                "start the file with `title: ...`",
+                "start the file with `tags:`"
+                if model is TagVocabulary
+                else "start the file with `title: ...`",
             )
         ]
     try:

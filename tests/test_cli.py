@@ -164,3 +164,6 @@ def test_export_writes_every_file(project: Path) -> None:
     ]
     entries = json.loads((project / "out" / "entries.json").read_text())
     assert entries[0]["url"] == "https://example.org/enc/memory/alpha-oom/"
+    tags = json.loads((project / "out" / "tags.json").read_text())
+    assert tags["oom"] == {"about": "Running out of memory.", "entries": ["alpha-oom"]}
+    assert tags["kernel"]["entries"] == ["beta-illegal-access", "gamma-retired", "tricky-text"]
