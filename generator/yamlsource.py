@@ -8,6 +8,7 @@ duplicate keys are caught, anchors and aliases are refused before anything is ex
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -127,6 +128,17 @@ def _syntax_problem(path: str, text: str, err: yaml.MarkedYAMLError) -> Problem:
             "tab character where YAML expects indentation",
             "YAML indents with spaces: replace the tab with spaces",
         )
+    indicator = _needed_indent_indicator(lines, mark.line)
+    if indicator:
+        header, fixed = indicator
+        return Problem(
+            path,
+            header + 1,
+            len(lines[header]) - len(lines[header].lstrip()) + 1,
+            "block text starts with a line indented deeper than the lines after it, "
+            "so YAML ends the block there",
+            f"state the block's indentation in its header: `{fixed}`",
+        )
     return _at(
         path,
         mark,
@@ -134,6 +146,40 @@ def _syntax_problem(path: str, text: str, err: yaml.MarkedYAMLError) -> Problem:
         "fix the YAML syntax at this point (quote text that holds `: ` "
         "or starts with a special character)",
     )
+
+
+_BLOCK_HEADER = re.compile(r"^(\s*(?:- )?)([^\s#][^#]*?:\s*)([|>])([+-]?)\s*(#.*)?$")
+
+
+def _needed_indent_indicator(lines: list[str], error_line: int) -> tuple[int, str] | None:
+    """A pasted log whose first line is indented (a traceback's `    loss.backward()`) makes
+    YAML take that indentation for the whole `|` block, and the next, shallower line breaks
+    the file. Returns the header's line and the header with the indicator that fixes it."""
+    for header in range(min(error_line, len(lines) - 1), -1, -1):
+        match = _BLOCK_HEADER.match(lines[header])
+        if match:
+            break
+    else:
+        return None
+    key_indent = len(lines[header]) - len(lines[header].lstrip())
+    if match.group(1).endswith("- "):
+        key_indent = len(match.group(1))
+    body = []  # indents of the block's lines: up to the error, then on to the block's end
+    for number, line in enumerate(lines[header + 1 :], header + 1):
+        if line.strip():
+            indent = len(line) - len(line.lstrip(" "))
+            if indent <= key_indent:
+                if number <= error_line:
+                    return None
+                break
+            body.append(indent)
+    if len(body) < 2 or min(body) >= body[0]:
+        return None
+    indicator = min(body) - key_indent
+    if not 1 <= indicator <= 9:
+        return None
+    head = match.group(1) + match.group(2) + match.group(3) + str(indicator) + match.group(4)
+    return header, head.strip()
 
 
 def _compose(path: str, text: str) -> yaml.Node | None:

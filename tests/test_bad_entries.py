@@ -120,3 +120,18 @@ def test_valid_base_is_valid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     materialise(files, tmp_path)
     code, lines, output = check(Path("entries"))
     assert (code, lines) == (0, []), output
+
+
+def test_the_suggested_block_header_fixes_an_indented_first_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The block-text case's fix is exact: writing the suggested header makes the entry valid."""
+    expects, files = parse(CASES / "block-text-indented-first-line.case")
+    suggested = re.search(r"in its header: `(.+)`$", expects[0])
+    assert suggested is not None
+    entry = "entries/memory/case.yaml"
+    files[entry] = files[entry].replace(b"    log: |\n", f"    {suggested[1]}\n".encode())
+    monkeypatch.chdir(tmp_path)
+    materialise(files, tmp_path)
+    code, lines, output = check(Path("entries"))
+    assert code == 0, output
