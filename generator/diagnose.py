@@ -249,6 +249,9 @@ class _Segment:
         return _decode(self.text)
 
 
+PRUNE_MATCHED = True  # drop anchors whose signatures all matched (tests compare with False)
+
+
 class _Scanner:
     """Finds candidate segments with one Aho-Corasick pass over each chunk (the anchors), then
     runs the full match only on those segments and, for wrapped lines, their neighbours."""
@@ -258,13 +261,15 @@ class _Scanner:
         self.by_anchor: dict[str, list[Signature]] = {}
         for sig in index.signatures:
             self.by_anchor.setdefault(sig.anchor.decode("latin-1"), []).append(sig)
-        self.automaton = ahocorasick.Automaton(ahocorasick.STORE_LENGTH)
-        for word in [*self.by_anchor, _ROOT_WORD]:
-            self.automaton.add_word(word)
-        self.automaton.make_automaton()
+        # Only a signature's first match counts, so an anchor whose signatures have all matched
+        # is dropped from the automaton: a busy log stops paying for lines it cannot change.
+        self.unmatched = {word: len(sigs) for word, sigs in self.by_anchor.items()}
+        self.matched: set[int] = set()  # Signature.order of every signature that has matched
+        self.stale = False
+        self.root_rank: int | None = None
+        self.automaton = self._automaton()
         self.tokens = [sig.tokens for sig in index.signatures]
         self.candidates: dict[str, Candidate] = {}
-        self.root_rank: int | None = None
         self.root_lines_left = 0
         self.line = 1  # the line the next chunk starts on
         self.tail: _Segment | None = None  # the last segment of the previous chunk
@@ -272,7 +277,22 @@ class _Scanner:
         # (segment, words, prev, whether the break after it held a line feed).
         self.pending: tuple[_Segment, set[str], _Segment | None, bool] | None = None
 
+    def _automaton(self) -> Any:
+        """An automaton of the anchors still worth finding, or None when none is left."""
+        live = [word for word, left in self.unmatched.items() if left or not PRUNE_MATCHED]
+        if self.root_rank is None:
+            live.append(_ROOT_WORD)
+        if not live:
+            return None
+        automaton = ahocorasick.Automaton(ahocorasick.STORE_LENGTH)
+        for word in live:
+            automaton.add_word(word)
+        automaton.make_automaton()
+        return automaton
+
     def feed(self, chunk: bytes) -> None:
+        if self.stale:
+            self.automaton, self.stale = self._automaton(), False
         text = chunk.decode("latin-1")
         if self.root_lines_left:
             self._root_block(text, 0)
@@ -310,6 +330,8 @@ class _Scanner:
         """(start, end, line, anchor words) of each segment holding an anchor, in order; `low`
         is `text` with ASCII letters lower-cased."""
         hits: list[tuple[int, int, int, set[str]]] = []
+        if self.automaton is None:
+            return hits
         seg_end, counted_to, line = -1, 0, self.line
         for end, length in self.automaton.iter(low):
             start = end - length + 1
@@ -355,7 +377,8 @@ class _Scanner:
                 for word in words
                 if word != _ROOT_WORD
                 for sig in self.by_anchor.get(word, ())
-                if all(token in nearby for token in self.tokens[sig.order])
+                if sig.order not in self.matched
+                and all(token in nearby for token in self.tokens[sig.order])
             },
             key=lambda sig: sig.order,
         )
@@ -366,6 +389,10 @@ class _Scanner:
             hit = _match_at(sig, around)
             if hit is not None:
                 _record(self.candidates, self.index, sig, hit)
+                self.matched.add(sig.order)
+                word = sig.anchor.decode("latin-1")
+                self.unmatched[word] -= 1
+                self.stale = self.stale or not self.unmatched[word]
 
     def _root_block(self, text: str, pos: int) -> None:
         """Read the lines after torchrun's "Root Cause" header for `rank : N`."""
@@ -376,6 +403,7 @@ class _Scanner:
             found = _ROOT_RANK.match(normalise(_decode(text[pos:end]).replace("\r", " ")))
             if found:
                 self.root_rank, self.root_lines_left = int(found.group(1)), 0
+                self.stale = True
             pos = end + 1
 
 

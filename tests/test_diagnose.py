@@ -57,6 +57,28 @@ def test_small_chunks_give_the_same_result(chunk: int, monkeypatch: pytest.Monke
         assert summary(result) == case["expect"], name
 
 
+def test_dropping_matched_anchors_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Anchors whose signatures have all matched leave the automaton between chunks; on a long
+    log where every vector repeats (later copies can only add ranks of nothing new), in small
+    chunks, the result must equal the result of the full automaton."""
+    monkeypatch.setattr(diagnose, "CHUNK_BYTES", 256)
+    logs = [json.loads((VECTORS / f"{n}.json").read_text())["log"] for n in vector_names()]
+    # two signatures share the anchor `dataloader`: the first to match must not retire it
+    shared = [
+        "DataLoader worker (pid 11) is killed by signal: Killed.",
+        "step 1\n" * 100,
+        "DataLoader worker (pid 12) is killed by signal: Bus error.",
+    ]
+    log = "\n".join(shared + logs + logs[::-1] + logs).encode("utf-8")
+    pruned = diagnose.diagnose(INDEX, io.BytesIO(log))
+    monkeypatch.setattr(diagnose, "PRUNE_MATCHED", False)
+    full = diagnose.diagnose(INDEX, io.BytesIO(log))
+    assert pruned == full
+    assert len(pruned["matches"]) > 5
+    killed = next(m for m in pruned["matches"] if m["id"] == "worker-killed")
+    assert [e["line"] for e in killed["evidence"]][:2] == [1, 103]
+
+
 def test_evidence_names_line_text_and_signature() -> None:
     log = (
         b"step 1\r\n\x1b[31mtorch.OutOfMemoryError: CUDA out of memory. "
