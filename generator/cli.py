@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import re
 import sys
 import textwrap
 from pathlib import Path
@@ -15,7 +14,7 @@ import click
 from . import diagnose, exports
 from .link import Page, build_encyclopedia
 from .load import CATEGORY_FILE
-from .model import SLUG_PATTERN
+from .model import is_slug
 from .problems import EntryError, Problem
 from .render import TEMPLATES
 from .text import paragraphs
@@ -136,7 +135,7 @@ def export(out_dir: Path, entries_dir: str | None, base_url: str) -> None:
 def new(entry_id: str, category: str, title: str | None, entries_dir: str | None) -> None:
     """Write entries/CATEGORY/ID.yaml from the commented template."""
     root = _entries_dir(entries_dir)
-    if not re.fullmatch(SLUG_PATTERN, entry_id) or not entry_id.isascii():
+    if not is_slug(entry_id):
         raise click.UsageError(
             f"`{entry_id}` is not a valid id: use lower-case ASCII letters, "
             "digits and single hyphens, e.g. `nccl-timeout`"

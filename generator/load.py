@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .model import SLUG_PATTERN, Category, Entry, TagVocabulary
+from .model import Category, Entry, TagVocabulary, is_slug
 from .problems import Problem
 from .validate import validate_record
 from .yamlsource import Source, read_source
@@ -87,7 +86,7 @@ def load_tags(entries_dir: Path) -> tuple[LoadedTags | None, list[Problem]]:
     if record is None:
         return None, problems
     for tag in record.tags:
-        if not re.match(SLUG_PATTERN, tag) or not tag.isascii():
+        if not is_slug(tag):
             line, col = source.position(("tags", tag), key=True)
             problems.append(
                 Problem(
@@ -109,7 +108,7 @@ def load_entry(path: Path, base: Path, categories: set[str]) -> tuple[Loaded | N
     shown = _display(path, base)
     problems: list[Problem] = []
     entry_id, category = path.stem, path.parent.name
-    if not re.match(SLUG_PATTERN, entry_id) or not entry_id.isascii():
+    if not is_slug(entry_id):
         problems.append(
             Problem(
                 shown,

@@ -3,6 +3,7 @@ JSON Schema (schema.py), so the schema editors see is the one the build enforces
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
@@ -81,6 +82,11 @@ def _https(value: str) -> str:
 
 def _as_signature(value: Any) -> Any:
     return {"text": value} if isinstance(value, str) else value
+
+
+def is_slug(text: str) -> bool:
+    """An id or tag: lower-case ASCII letters and digits in hyphen-separated words."""
+    return text.isascii() and re.fullmatch(SLUG_PATTERN, text) is not None
 
 
 Slug = Annotated[StrictStr, Field(pattern=SLUG_PATTERN, max_length=80)]
