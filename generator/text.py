@@ -8,9 +8,12 @@ validation and rendering agree on what is code and what is text.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _BACKTICKS = re.compile(r"`+")
-_HTML = re.compile(r"<\s*/?\s*[A-Za-z][A-Za-z0-9-]*(\s[^<>]*)?/?\s*>|<!--|<\?|<!\[CDATA\[")
+# A tag as browsers read it: after the name, attributes may start after whitespace or `/`
+# (`<img/src=x/onerror=...>`, `<svg/onload=...>`).
+_HTML = re.compile(r"<\s*/?\s*[A-Za-z][A-Za-z0-9-]*([\s/][^<>]*)?>|<!--|<\?|<!\[CDATA\[")
 _JS_URL = re.compile(r"\b(javascript|vbscript)\s*:|\bdata:[a-z]+/[a-z0-9.+-]+[;,]", re.IGNORECASE)
 PLACEHOLDERS = re.compile(r"\b(TODO|TBD|FIXME|XXX|lorem ipsum)\b|^\s*\.\.\.\s*$", re.IGNORECASE)
 
@@ -95,4 +98,61 @@ def first_sentence(text: str) -> str:
             out.append(part[: stop.start() + 1])
             return "".join(out)
         out.append(part)
+    return "".join(out)
+
+
+# Characters no entry needs and that change what a reader or a terminal sees: C0/C1 controls
+# (ESC starts terminal escape sequences, BEL, backspace), format characters (bidi overrides and
+# isolates, zero-width spaces and joiners, the BOM, soft hyphens), line and paragraph separators
+# and private-use characters. Tabs and newlines are text.
+_REFUSED_CATEGORIES = {"Cc", "Cf", "Zl", "Zp", "Co", "Cs"}
+_CONTROL_NAMES = {
+    0x07: "BELL",
+    0x08: "BACKSPACE",
+    0x0B: "LINE TABULATION",
+    0x0C: "FORM FEED",
+    0x1B: "ESCAPE",
+    0x7F: "DELETE",
+    0x85: "NEXT LINE",
+}
+
+
+def normalize_newlines(text: str) -> str:
+    """CRLF and lone CR become LF: text has one kind of line break from here on."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def refused_character(text: str) -> int | None:
+    """The index of the first character entries may not hold (see above), or None."""
+    for index, char in enumerate(text):
+        if char in "\n\t":
+            continue
+        if unicodedata.category(char) in _REFUSED_CATEGORIES:
+            return index
+    return None
+
+
+def describe_character(char: str) -> str:
+    """`U+202E RIGHT-TO-LEFT OVERRIDE`: how a problem names an invisible character."""
+    name = unicodedata.name(char, "") or _CONTROL_NAMES.get(ord(char), "control character")
+    return f"U+{ord(char):04X} {name}"
+
+
+def visible(text: str, *, lines: bool = False) -> str:
+    """`text` with every refused character shown as an escape (`\\x1b`, `\\u202e`), harmless in
+    a terminal. Line breaks are shown as `\\n` too (one line, for messages that quote contributor
+    text) unless `lines` is true."""
+    out = []
+    for char in text:
+        if char == "\n" and lines:
+            out.append(char)
+        elif char == "\n":
+            out.append("\\n")
+        elif char == "\r":
+            out.append("\\r")
+        elif char != "\t" and unicodedata.category(char) in _REFUSED_CATEGORIES:
+            code = ord(char)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+        else:
+            out.append(char)
     return "".join(out)

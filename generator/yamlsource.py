@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from .problems import Problem
+from .text import describe_character, normalize_newlines, refused_character
 
 try:  # the C parser is several times faster; fall back when libyaml is missing
     from yaml import CSafeLoader as _Loader
@@ -28,6 +29,10 @@ _SCALAR_TAGS = {_TAG + t for t in ("str", "int", "float", "bool", "null", "times
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
 
 Path = tuple[str | int, ...]
+REFUSED_CHARACTER_FIX = (
+    "delete it: entries hold printable text only (strip colour codes from pasted logs, "
+    "retype text copied with hidden characters)"
+)
 
 
 @dataclass
@@ -187,6 +192,24 @@ def _compose(path: str, text: str) -> yaml.Node | None:
         nodes = list(yaml.compose_all(text, Loader=_Loader))
     except yaml.MarkedYAMLError as err:
         raise _Refused(_syntax_problem(path, text, err)) from None
+    except yaml.reader.ReaderError as err:
+        # a control character written literally: YAML itself refuses it. libyaml counts the
+        # position in UTF-8 bytes, the pure-Python reader in characters.
+        at = err.position
+        if text[at : at + 1] != chr(err.character):
+            at = len(text.encode("utf-8")[:at].decode("utf-8", "ignore"))
+        line = text.count("\n", 0, at) + 1
+        col = at - (text.rfind("\n", 0, at) + 1) + 1
+        raise _Refused(
+            Problem(
+                path,
+                line,
+                col,
+                f"invisible or control character {describe_character(chr(err.character))} "
+                "in text",
+                REFUSED_CHARACTER_FIX,
+            )
+        ) from None
     except yaml.YAMLError as err:
         raise _Refused(Problem(path, 1, 1, f"invalid YAML: {err}", "fix the YAML syntax")) from None
     except RecursionError:
@@ -210,8 +233,9 @@ def _compose(path: str, text: str) -> yaml.Node | None:
 class _Builder:
     """Turns a node tree into data, recording positions and refusing what entries must not use."""
 
-    def __init__(self, source: Source) -> None:
+    def __init__(self, source: Source, text: str) -> None:
         self.source = source
+        self.text = text
         self.seen: set[int] = set()
         self.problems: list[Problem] = []
 
@@ -258,8 +282,36 @@ class _Builder:
     def _scalar(self, node: yaml.Node) -> Any:
         self._check_tag(node, *_SCALAR_TAGS)
         if node.tag in (_TAG + "str", _TAG + "timestamp"):
-            return node.value  # dates stay text: entries have no date fields
+            # dates stay text: entries have no date fields
+            return self._text(node)
         return _CONSTRUCTOR.construct_object(node)
+
+    def _text(self, node: yaml.Node) -> str:
+        """A string value with its line breaks normalised; a control, bidi or zero-width
+        character in it is a problem, placed on the character when it is written literally
+        (an escape such as `"\\e"` is placed on the value)."""
+        value = normalize_newlines(node.value)
+        index = refused_character(value)
+        if index is not None:
+            char = value[index]
+            written = self.text[node.start_mark.index : node.end_mark.index]
+            at = written.find(char)
+            if at < 0:
+                line, col = node.start_mark.line + 1, node.start_mark.column + 1
+            else:
+                offset = node.start_mark.index + at
+                line = self.text.count("\n", 0, offset) + 1
+                col = offset - (self.text.rfind("\n", 0, offset) + 1) + 1
+            self.problems.append(
+                Problem(
+                    self.source.path,
+                    line,
+                    col,
+                    f"invisible or control character {describe_character(char)} in text",
+                    REFUSED_CHARACTER_FIX,
+                )
+            )
+        return value
 
     def _mapping(self, node: yaml.MappingNode, path: Path) -> dict[str, Any]:
         self._check_tag(node, _TAG + "map")
@@ -283,7 +335,7 @@ class _Builder:
                         "use a field name such as `title:` as the key",
                     )
                 )
-            key = key_node.value
+            key = self._text(key_node)
             key_path = (*path, key)
             if key in result:
                 first = self.source.key_marks[key_path]
@@ -310,7 +362,8 @@ def read_source(path: str, raw: bytes) -> tuple[Source, list[Problem]]:
     When a problem makes the file unreadable, `data` is None and the problem explains why."""
     source = Source(path)
     try:
-        node = _compose(path, _decode(path, raw))
+        text = _decode(path, raw)
+        node = _compose(path, text)
         if node is None:
             return source, [
                 Problem(
@@ -321,7 +374,7 @@ def read_source(path: str, raw: bytes) -> tuple[Source, list[Problem]]:
                     "fill in the entry; `encyclopedia new` writes a template",
                 )
             ]
-        builder = _Builder(source)
+        builder = _Builder(source, text)
         source.data = builder.build(node, ())
     except _Refused as refused:
         source.data = None
