@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import rules
-from .load import TAGS_FILE, Loaded, LoadedCategory, LoadedTags, load_all, load_tags
+from .load import TAGS_FILE, Loaded, LoadedCategory, LoadedTags, load_all
 from .model import SEVERITIES, Category, Entry, Related
 from .problems import EntryError, Problem
 from .text import PLACEHOLDERS
@@ -362,12 +362,10 @@ def build_encyclopedia(entries_dir: Path) -> Encyclopedia:
                 )
             ]
         )
-    categories, entries, problems = load_all(entries_dir)
+    categories, entries, tags, problems = load_all(entries_dir)
     broken = frozenset(Path(p.path).stem for p in problems if Path(p.path).name != TAGS_FILE) - {
         e.id for e in entries
     }
-    tags, tag_problems = load_tags(entries_dir)
-    problems += tag_problems
     encyclopedia, link_problems = link(categories, entries, broken, tags)
     problems += link_problems
     if problems:

@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from .files import CATEGORY_FILE, TAGS_FILE, Layout, display, read_regular, scan
 from .model import Category, Entry, TagVocabulary, is_slug
 from .problems import Problem
 from .validate import validate_record
 from .yamlsource import Source, read_source
 
-CATEGORY_FILE = "_category.yaml"
-TAGS_FILE = "_tags.yaml"
+__all__ = ["CATEGORY_FILE", "TAGS_FILE", "Loaded", "LoadedCategory", "LoadedTags", "load_all"]
 
 
 @dataclass(frozen=True)
@@ -41,27 +41,15 @@ class LoadedTags:
     source: Source
 
 
-def _display(path: Path, base: Path) -> str:
-    try:
-        return path.relative_to(base).as_posix()
-    except ValueError:
-        return path.as_posix()
-
-
 def _read(path: Path, shown: str) -> tuple[Source, list[Problem]]:
-    try:
-        raw = path.read_bytes()
-    except OSError as err:
-        return Source(shown), [
-            Problem(
-                shown, 1, 1, f"cannot read file: {err.strerror}", "check the file's permissions"
-            )
-        ]
+    raw, problems = read_regular(path, shown)
+    if raw is None:
+        return Source(shown), problems
     return read_source(shown, raw)
 
 
 def load_category(path: Path, base: Path) -> tuple[LoadedCategory | None, list[Problem]]:
-    shown = _display(path, base)
+    shown = display(path, base)
     source, problems = _read(path, shown)
     if source.data is None:
         return None, problems
@@ -72,12 +60,11 @@ def load_category(path: Path, base: Path) -> tuple[LoadedCategory | None, list[P
     return LoadedCategory(path.parent.name, shown, record), []
 
 
-def load_tags(entries_dir: Path) -> tuple[LoadedTags | None, list[Problem]]:
+def load_tags(path: Path | None, base: Path) -> tuple[LoadedTags | None, list[Problem]]:
     """Read `entries/_tags.yaml` if the site has one; without it any slug is a valid tag."""
-    path = entries_dir / TAGS_FILE
-    if not path.is_file():
+    if path is None:
         return None, []
-    shown = _display(path, entries_dir.parent)
+    shown = display(path, base)
     source, problems = _read(path, shown)
     if source.data is None:
         return None, problems
@@ -105,7 +92,7 @@ def load_tags(entries_dir: Path) -> tuple[LoadedTags | None, list[Problem]]:
 
 def load_entry(path: Path, base: Path, categories: set[str]) -> tuple[Loaded | None, list[Problem]]:
     """Load and validate one entry file; the cross-entry checks happen in link.py."""
-    shown = _display(path, base)
+    shown = display(path, base)
     problems: list[Problem] = []
     entry_id, category = path.stem, path.parent.name
     if not is_slug(entry_id):
@@ -151,56 +138,26 @@ def load_entry(path: Path, base: Path, categories: set[str]) -> tuple[Loaded | N
     return Loaded(entry_id, category, shown, record, source), []
 
 
-def entry_files(entries_dir: Path) -> tuple[list[Path], list[Path], list[Problem]]:
-    """(category files, entry files, problems with the layout), each list sorted."""
+def load_all(
+    entries_dir: Path,
+) -> tuple[list[LoadedCategory], list[Loaded], LoadedTags | None, list[Problem]]:
+    """Load every category, entry and the tag vocabulary under `entries_dir`, collecting all
+    problems. Invalid files are left out of the result; their problems say why."""
     base = entries_dir.parent
-    category_files = sorted(entries_dir.glob(f"*/{CATEGORY_FILE}"))
-    entry_paths: list[Path] = []
-    problems: list[Problem] = []
-    for path in sorted(entries_dir.rglob("*")):
-        if path.is_dir() or path.name.startswith("."):
-            continue
-        depth = len(path.relative_to(entries_dir).parts)
-        shown = _display(path, base)
-        if path.suffix == ".yml":
-            problems.append(
-                Problem(
-                    shown, 1, 1, "entry files end in `.yaml`", f"rename it to `{path.stem}.yaml`"
-                )
-            )
-        elif path.suffix != ".yaml" or (depth == 1 and path.name == TAGS_FILE):
-            continue
-        elif depth != 2:
-            problems.append(
-                Problem(
-                    shown,
-                    1,
-                    1,
-                    "entry is not in a category folder",
-                    "move it to entries/<category>/<id>.yaml",
-                )
-            )
-        elif path.name != CATEGORY_FILE:
-            entry_paths.append(path)
-    return category_files, entry_paths, problems
-
-
-def load_all(entries_dir: Path) -> tuple[list[LoadedCategory], list[Loaded], list[Problem]]:
-    """Load every category and entry under `entries_dir`, collecting all problems. Invalid
-    entries are left out of the result; their problems say why."""
-    base = entries_dir.parent
-    category_files, entry_paths, problems = entry_files(entries_dir)
+    layout: Layout = scan(entries_dir)
+    problems = list(layout.problems)
     categories: list[LoadedCategory] = []
-    for path in category_files:
+    for path in layout.category_files:
         loaded_category, errors = load_category(path, base)
         problems += errors
         if loaded_category:
             categories.append(loaded_category)
-    known = {path.parent.name for path in category_files}
+    known = {path.parent.name for path in layout.category_files}
     entries: list[Loaded] = []
-    for path in entry_paths:
+    for path in layout.entry_files:
         loaded, errors = load_entry(path, base, known)
         problems += errors
         if loaded:
             entries.append(loaded)
-    return categories, entries, problems
+    tags, errors = load_tags(layout.tags_file, base)
+    return categories, entries, tags, problems + errors

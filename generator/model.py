@@ -84,12 +84,18 @@ def _as_signature(value: Any) -> Any:
     return {"text": value} if isinstance(value, str) else value
 
 
+MAX_SLUG = 80
+
+
 def is_slug(text: str) -> bool:
-    """An id or tag: lower-case ASCII letters and digits in hyphen-separated words."""
-    return text.isascii() and re.fullmatch(SLUG_PATTERN, text) is not None
+    """An id, tag or category folder name: lower-case ASCII letters and digits in
+    hyphen-separated words, at most MAX_SLUG characters."""
+    return (
+        len(text) <= MAX_SLUG and text.isascii() and re.fullmatch(SLUG_PATTERN, text) is not None
+    )
 
 
-Slug = Annotated[StrictStr, Field(pattern=SLUG_PATTERN, max_length=80)]
+Slug = Annotated[StrictStr, Field(pattern=SLUG_PATTERN, max_length=MAX_SLUG)]
 Prose = Annotated[StrictStr, AfterValidator(_prose)]
 Line = Annotated[StrictStr, AfterValidator(_line), Field(max_length=300)]
 Verbatim = Annotated[StrictStr, AfterValidator(_verbatim)]
