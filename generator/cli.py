@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -17,7 +19,7 @@ from .load import CATEGORY_FILE
 from .model import is_slug
 from .problems import EntryError, Problem
 from .render import TEMPLATES
-from .text import paragraphs
+from .text import paragraphs, refused_character, visible
 from .validate import did_you_mean
 
 # Exit codes: 0 clean, 1 problems found, 2 usage errors (click's own code for bad usage).
@@ -121,10 +123,17 @@ def export(out_dir: Path, entries_dir: str | None, base_url: str) -> None:
     except EntryError as err:
         _emit(err.problems, "text")
         sys.exit(PROBLEMS)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for name, text in exports.export_files(enc, base_url).items():
-        (out_dir / name).write_text(text, encoding="utf-8")
-        click.echo(out_dir / name)
+    files = exports.export_files(enc, base_url)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for name, text in files.items():
+            # each file appears whole or not at all: written beside its name, then renamed
+            part = out_dir / f".{name}.part"
+            part.write_text(text, encoding="utf-8")
+            os.replace(part, out_dir / name)
+            click.echo(out_dir / name)
+    except OSError as err:
+        raise click.UsageError(f"cannot write to {out_dir}: {err.strerror}") from None
 
 
 @main.command()
@@ -149,15 +158,22 @@ def new(entry_id: str, category: str, title: str | None, entries_dir: str | None
     existing = sorted(root.glob(f"*/{entry_id}.yaml"))
     if existing:
         raise click.UsageError(f"an entry `{entry_id}` already exists: {existing[0]}")
+    if title is not None and (refused_character(title) is not None or "\n" in title):
+        raise click.UsageError("the title holds a line break or an invisible character")
     target = root / category / f"{entry_id}.yaml"
-    text = (TEMPLATES / "entry-template.yaml").read_text(encoding="utf-8")
-    shown_title = json.dumps(title or entry_id.replace("-", " ").capitalize(), ensure_ascii=False)
-    target.write_text(
-        text.replace("{title}", shown_title)
-        .replace("{category}", category)
-        .replace("{id}", entry_id),
-        encoding="utf-8",
-    )
+    template = (TEMPLATES / "entry-template.yaml").read_text(encoding="utf-8")
+    values = {
+        "title": json.dumps(title or entry_id.replace("-", " ").capitalize(), ensure_ascii=False),
+        "category": category,
+        "id": entry_id,
+    }
+    # One pass over the template: a value that holds `{id}` (a title) is not expanded again.
+    text = re.sub(r"\{(title|category|id)\}", lambda m: values[m.group(1)], template)
+    try:
+        with target.open("x", encoding="utf-8") as file:  # never over an existing file or link
+            file.write(text)
+    except OSError as err:
+        raise click.UsageError(f"cannot write {target}: {err.strerror}") from None
     click.echo(f"wrote {target}")
     click.echo("next: fill in the TODOs, then run `encyclopedia check` and `make serve`")
 
@@ -178,7 +194,9 @@ def explain(entry_id: str, entries_dir: str | None) -> None:
         hint = f"; did you mean: {', '.join(close)}?" if close else ""
         click.echo(f"no entry `{entry_id}`{hint}", err=True)
         sys.exit(PROBLEMS)
-    click.echo(explain_text(page))
+    # Entries cannot hold control characters (the loader refuses them); showing any that
+    # reach here as escapes keeps the terminal safe whatever the source of the text.
+    click.echo(visible(explain_text(page), lines=True))
 
 
 def _wrap(text: str, indent: str = "  ") -> str:
@@ -273,12 +291,15 @@ def _print_diagnosis(result: dict[str, Any]) -> None:
             notes.append(f"collateral of {match['collateral_of']}")
         extra = f" ({', '.join(notes)})" if notes else ""
         click.echo(
-            f"{i}. {match['title']} [{match['id']}] score {match['score']}, "
-            f"{match['confidence']} confidence{extra}"
+            visible(
+                f"{i}. {match['title']} [{match['id']}] score {match['score']}, "
+                f"{match['confidence']} confidence{extra}"
+            )
         )
-        click.echo(f"   {match['url']}")
+        click.echo(f"   {visible(match['url'])}")
         for ev in match["evidence"]:
-            click.echo(f"   line {ev['line']}: {ev['text'][:160]}")
+            # a log line may carry the run's own colour codes or worse: shown, not obeyed
+            click.echo(f"   line {ev['line']}: {visible(ev['text'][:160])}")
 
 
 if __name__ == "__main__":

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import html
+import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from mkdocs.config import base
 from mkdocs.config import config_options as c
@@ -11,20 +13,45 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, get_plugin_logger
 from mkdocs.structure.files import File, Files
+from mkdocs.structure.pages import Page
 
-from . import exports
+from . import csp, exports
 from .link import Encyclopedia, build_encyclopedia
-from .problems import EntryError
+from .problems import EntryError, Problem
 from .render import TEMPLATES, render_site
 
 log = get_plugin_logger(__name__)
+EMPTY = Encyclopedia((), {}, {})
 
 
 class EncyclopediaConfig(base.Config):  # type: ignore[no-untyped-call]
     entries_dir = c.Type(str, default="entries")
+    """The folder that holds the category folders, relative to mkdocs.yml."""
     overrides_dir = c.Type(str, default="overrides/encyclopedia")
-    # Where "Edit this entry" points; `{path}` is the entry's file, e.g. entries/memory/x.yaml.
+    """Templates here replace the generator's own of the same name."""
     edit_url = c.Optional(c.Type(str))
+    """Where "Edit this entry" points; `{path}` is the entry's file, e.g. entries/memory/x.yaml."""
+
+
+def problems_banner(problems: tuple[Problem, ...]) -> str:
+    """The notice every page shows under `mkdocs serve` while an entry is broken. Problems quote
+    contributor text, so every line is HTML-escaped."""
+    items = "".join(f"<li><code>{html.escape(str(p))}</code></li>" for p in problems)
+    count = len(problems)
+    return (
+        '<div class="admonition failure enc-problems" role="alert">'
+        f'<p class="admonition-title">{count} problem{"s" if count != 1 else ""} in entries: '
+        "this preview shows the last version that built; fix these and it reloads</p>"
+        f"<ul>{items}</ul></div>"
+    )
+
+
+def _after(page: str, marker: str, insert: str) -> str:
+    at = page.find(marker)
+    if at < 0:
+        return page
+    end = page.index(">", at) + 1
+    return page[:end] + insert + page[end:]
 
 
 class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-untyped-call]
@@ -32,23 +59,38 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
 
     def __init__(self) -> None:
         self.encyclopedia: Encyclopedia | None = None
+        self.last_good: Encyclopedia | None = None
+        self.problems: tuple[Problem, ...] = ()
+        self.serving = False
 
     def _path(self, config: MkDocsConfig, value: str) -> Path:
         root = Path(config.config_file_path or ".").resolve().parent
         return (root / value).resolve()
 
+    def on_startup(self, *, command: Literal["build", "gh-deploy", "serve"], dirty: bool) -> None:
+        self.serving = command == "serve"
+
     def on_pre_build(self, *, config: MkDocsConfig) -> None:
         # Validate before MkDocs cleans or writes the site folder: a bad entry writes nothing.
         try:
             self.encyclopedia = build_encyclopedia(self._path(config, self.config.entries_dir))
+            self.last_good, self.problems = self.encyclopedia, ()
+            return
         except EntryError as err:
-            self.encyclopedia = None
-            for problem in err.problems:
+            problems = tuple(err.problems)
+        count = len(problems)
+        summary = f"{count} problem{'s' if count != 1 else ''} in entries"
+        if not self.serving:
+            for problem in problems:
                 log.error(str(problem))
-            count = len(err.problems)
-            raise PluginError(
-                f"{count} problem{'s' if count != 1 else ''} in entries; nothing was built"
-            ) from None
+            raise PluginError(f"{summary}; nothing was built") from None
+        # A preview keeps answering: the last good site, each page naming the problems. They
+        # go to the terminal as plain lines, since MkDocs would count logged errors and abort
+        # the rebuild in strict mode, leaving every request hanging.
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        print(f"{summary}; the preview shows the last version that built", file=sys.stderr)
+        self.encyclopedia, self.problems = self.last_good or EMPTY, problems
 
     def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
         assert self.encyclopedia is not None, "on_pre_build runs first"
@@ -61,6 +103,25 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
         for name, content in exports.site_exports(enc, config.site_url or "/").items():
             files.append(File.generated(config, name, content=content))
         return files
+
+    def _finish(self, output: str, where: str, takes_log: bool) -> str:
+        for script in csp.unallowed_scripts(output):
+            log.warning(f"{where}: an inline script the page policy blocks: {script[:80]!r}")
+        if self.problems:
+            banner = problems_banner(self.problems)
+            marked = _after(output, "<article", banner)
+            output = marked if marked != output else _after(output, "<body", banner)
+        return csp.add_policy(output, "'none'" if takes_log else "'self'")
+
+    def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str:
+        return self._finish(output, page.file.src_uri, bool(page.meta.get("diagnose")))
+
+    def on_post_template(
+        self, output_content: str, *, template_name: str, config: MkDocsConfig
+    ) -> str:
+        if not template_name.endswith(".html"):
+            return output_content  # sitemap.xml and the like
+        return self._finish(output_content, template_name, False)
 
     def on_serve(self, server: Any, *, config: MkDocsConfig, builder: Any) -> Any:
         server.watch(str(self._path(config, self.config.entries_dir)))

@@ -161,13 +161,33 @@ def test_nothing_matched_is_said_plainly(page: Any, shipped_url: str) -> None:
     assert "No known failure matched" in page.inner_text(".enc-diagnose-none")
 
 
-def test_home_box_hands_the_log_to_the_diagnose_page(page: Any, shipped_url: str) -> None:
+def test_home_page_takes_no_log_and_links_to_the_diagnose_page(page: Any, shipped_url: str) -> None:
+    """A log is only ever typed into the diagnose page, the one page that may not connect."""
     page.goto(shipped_url + "/")
+    assert page.locator("textarea").count() == 0
+    page.click("a.md-button--primary:has-text('Diagnose a log')")
+    page.wait_for_url("**/diagnose/")
     page.fill("#enc-log", MULTIRANK_LOG)
     page.click(".enc-diagnose-run")
-    page.wait_for_url("**/diagnose/")
     assert entry_id(diagnosed(page)[0]["href"]) == "cuda-out-of-memory"
-    assert page.evaluate("sessionStorage.length") == 0
+
+
+def test_diagnose_page_refuses_to_run_in_a_frame(
+    page: Any, shipped_url: str, shipped_site: Path
+) -> None:
+    """A page of the same site that frames the diagnose page could read its text box, and the
+    diagnose page's policy would not bind that page: inside a frame the box stays disabled."""
+    frame_page = shipped_site / "frame-test.html"
+    frame_page.write_text('<iframe src="diagnose/" width="900" height="700"></iframe>')
+    try:
+        page.goto(shipped_url + "/frame-test.html")
+        frame = page.frame_locator("iframe")
+        status = frame.locator(".enc-diagnose-status")
+        status.filter(has_text="does not run inside a frame").wait_for(timeout=10000)
+        assert frame.locator("#enc-log").is_disabled()
+        assert frame.locator(".enc-diagnose-run").is_disabled()
+    finally:
+        frame_page.unlink()
 
 
 def test_twenty_megabyte_log_keeps_the_page_responsive(
@@ -210,3 +230,28 @@ def test_diagnose_page_accepts_a_file_dropped_on_the_box(page: Any, shipped_url:
     matches = diagnosed(page)
     assert entry_id(matches[0]["href"]) == "device-side-assert"
     assert "rank 2" in matches[0]["text"]
+
+
+def test_the_page_policy_blocks_nothing_the_site_needs(page: Any, shipped_url: str) -> None:
+    """Every kind of page runs under a policy that allows only the theme's own inline scripts:
+    none of the site's scripts may be refused by it (search still works on entry pages)."""
+    violations: list[str] = []
+    page.on(
+        "console",
+        lambda msg: violations.append(msg.text) if "Content Security" in msg.text else None,
+    )
+    page.on("pageerror", lambda err: violations.append(str(err)))
+    for path in (
+        "/",
+        "/memory/cuda-out-of-memory/",
+        "/memory/",
+        "/tags/",
+        "/diagnose/",
+        "/404.html",
+    ):
+        page.goto(shipped_url + path)
+        page.wait_for_load_state("networkidle")
+        policy = page.get_attribute('meta[http-equiv="Content-Security-Policy"]', "content")
+        assert policy and "'unsafe-inline'" not in policy.split("script-src")[1].split(";")[0]
+    search(page, "illegal memory access")
+    assert violations == []

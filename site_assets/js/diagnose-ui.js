@@ -135,24 +135,19 @@
     out.appendChild(list);
   }
 
-  var HANDOFF = "enc-diagnose-log";
-
-  /* The home page's box runs nothing itself: it hands the log to the diagnose page through
-   * this tab's sessionStorage, which never leaves the browser, and opens that page. */
-  function handOff(box, text) {
-    var status = box.querySelector(".enc-diagnose-status");
-    try {
-      sessionStorage.setItem(HANDOFF, text);
-    } catch (err) {
-      status.textContent = "This log is too large to hand over: open the diagnose page and " +
-        "drop the file there.";
-      return;
-    }
-    location.href = box.getAttribute("data-diagnose-url");
+  /* Inside a frame, the page that frames this one may read what is typed here, and this
+   * page's policy does not bind it: the box stays disabled and says why. */
+  function framed() {
+    try { return window.top !== window.self; } catch (err) { return true; }
   }
 
   function setUp(box) {
-    if (box.hasAttribute("data-diagnose-url")) { setUpHandOff(box); return; }
+    if (framed()) {
+      box.querySelector(".enc-diagnose-status").textContent =
+        "The diagnose box does not run inside a frame: open this page directly.";
+      return;
+    }
+    box.querySelectorAll("textarea, button, input").forEach(function (c) { c.disabled = false; });
     var worker = null;
     var area = box.querySelector("textarea");
     var button = box.querySelector(".enc-diagnose-run");
@@ -174,20 +169,6 @@
     }
     button.addEventListener("click", function () { run({ text: area.value }); });
     onFile(box, function (file) { run({ file: file }); });
-    var handed = sessionStorage.getItem(HANDOFF);
-    if (handed !== null) {
-      sessionStorage.removeItem(HANDOFF);
-      area.value = handed;
-      run({ text: handed });
-    }
-  }
-
-  function setUpHandOff(box) {
-    var area = box.querySelector("textarea");
-    box.querySelector(".enc-diagnose-run").addEventListener("click", function () {
-      handOff(box, area.value);
-    });
-    onFile(box, function (file) { file.text().then(function (text) { handOff(box, text); }); });
   }
 
   /* A file chosen with the button or dropped anywhere on the box. */
