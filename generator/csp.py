@@ -2,11 +2,13 @@
 
 No inline script runs unless it is one the theme wrote: an inline script outside the page's
 content (`<article>`) that starts the way one of Material's own does is allowed by its SHA-256
-hash, and nothing else is (`unallowed_scripts` lists the rest, which the plugin reports). Contributor text cannot
-produce a script by construction (escape.py); this policy is the second wall, so that a mistake in
-escaping still runs nothing. Pages that take a log (`connect_src="'none'"`) may not connect
-anywhere, so the log cannot leave the browser; every other page may fetch from its own site only
-(the search index). No page may be framed into another, load a plugin or submit a form.
+hash, and nothing else is (`unallowed_scripts` lists the rest, which the plugin reports).
+Contributor text cannot produce a script by construction (escape.py); this policy is the second
+wall, so that a mistake in escaping still runs nothing. Pages that take a log
+(`connect_src="'none'"`) may not connect anywhere, so the log cannot leave the browser; every
+other page may fetch from its own site only (the search index). No page may load a plugin, frame
+another page or submit a form (a meta policy cannot stop a page from being framed: the diagnose
+page checks that itself).
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ THEME_SCRIPT_STARTS = ("__md_scope=", "var palette=", "var tabs=", "var target="
 def _inline_scripts(page: str) -> tuple[list[str], list[str]]:
     """(bodies of the theme's inline scripts, bodies of any other inline script)."""
     content = [m.span() for m in _ARTICLE.finditer(page)]
-    theme, other = [], []
+    theme: list[str] = []
+    other: list[str] = []
     for match in _SCRIPT.finditer(page):
         attrs, body = match.group("attrs"), match.group("body")
         if " src=" in attrs or _DATA_TYPES.search(attrs):

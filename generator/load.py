@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .files import CATEGORY_FILE, TAGS_FILE, Layout, display, read_regular, scan
-from .model import Category, Entry, TagVocabulary, is_slug
+from .model import MAX_SLUG, Category, Entry, TagVocabulary, is_slug
 from .problems import Problem
 from .validate import validate_record
 from .yamlsource import Source, read_source
@@ -95,7 +95,18 @@ def load_entry(path: Path, base: Path, categories: set[str]) -> tuple[Loaded | N
     shown = display(path, base)
     problems: list[Problem] = []
     entry_id, category = path.stem, path.parent.name
-    if not is_slug(entry_id):
+    if len(entry_id) > MAX_SLUG:
+        problems.append(
+            Problem(
+                shown,
+                1,
+                1,
+                f"file name is {len(entry_id)} characters before `.yaml`, over the id limit "
+                f"of {MAX_SLUG}",
+                "rename it to a shorter slug: the id is the page's URL",
+            )
+        )
+    elif not is_slug(entry_id):
         problems.append(
             Problem(
                 shown,

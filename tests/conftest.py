@@ -51,3 +51,32 @@ def shipped_url(shipped_site: Path) -> Iterator[str]:
 def fixture_url(fixture_site: Path) -> Iterator[str]:
     with serve_dir(fixture_site) as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def redteam_outcomes(tmp_path_factory: pytest.TempPathFactory) -> list[object]:
+    """Every red-team placement run through `encyclopedia check` (about 20 s)."""
+    from tests.redteam.corpus import outcome, placements
+
+    root = tmp_path_factory.mktemp("redteam-cases")
+    results = []
+    for n, placement in enumerate(placements()):
+        case = root / str(n)
+        case.mkdir()
+        results.append(outcome(placement, case))
+    return results
+
+
+@pytest.fixture(scope="session")
+def redteam_entries(
+    tmp_path_factory: pytest.TempPathFactory, redteam_outcomes: list[object]
+) -> Path:
+    from tests.redteam.corpus import combined_files, write
+
+    return write(combined_files(redteam_outcomes), tmp_path_factory.mktemp("redteam"))  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="session")
+def redteam_site(tmp_path_factory: pytest.TempPathFactory, redteam_entries: Path) -> Path:
+    """Every accepted payload built into one site with `mkdocs build --strict`."""
+    return build_site(redteam_entries, redteam_entries.parent / "site")

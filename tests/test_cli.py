@@ -63,6 +63,12 @@ def test_new_writes_a_template_that_validates_once_filled(project: Path) -> None
         ),
         (["new", "alpha-oom", "--category", "kernels"], "already exists"),
         (["new", "new-one"], "Missing option '--category'"),
+        (
+            ["new", "new-one", "--category", "memory", "--title", "x\x1b]0;pwn\x07"],
+            "invisible character",
+        ),
+        (["new", "new-one", "--category", "memory", "--title", "two\nlines"], "line break"),
+        (["new", "a" * 81, "--category", "memory"], "is not a valid id"),
     ],
 )
 def test_new_refuses_bad_requests(project: Path, args: list[str], message: str) -> None:
@@ -167,3 +173,39 @@ def test_export_writes_every_file(project: Path) -> None:
     tags = json.loads((project / "out" / "tags.json").read_text())
     assert tags["oom"] == {"about": "Running out of memory.", "entries": ["alpha-oom"]}
     assert tags["kernel"]["entries"] == ["beta-illegal-access", "gamma-retired", "tricky-text"]
+
+
+def test_new_puts_the_title_in_as_written(project: Path) -> None:
+    result = run("new", "new-one", "--category", "memory", "--title", "Keeps {id} and {title}")
+    assert result.exit_code == 0, result.output
+    text = (project / "entries" / "memory" / "new-one.yaml").read_text()
+    assert 'title: "Keeps {id} and {title}"' in text
+
+
+def test_new_never_writes_through_a_link(project: Path, tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("untouched")
+    (project / "entries" / "memory" / "new-one.yaml").symlink_to(victim)
+    result = run("new", "new-one", "--category", "memory")
+    assert result.exit_code == 2
+    assert victim.read_text() == "untouched"
+
+
+def test_export_under_a_file_is_a_clean_error(project: Path) -> None:
+    (project / "a-file").write_text("x")
+    result = run("export", "a-file/out")
+    assert result.exit_code == 2
+    assert "cannot write to a-file/out" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_terminal_output_shows_escapes_instead_of_obeying_them(project: Path) -> None:
+    log = project / "train.log"
+    log.write_bytes(
+        b"\x1b]0;pwned\x07RuntimeError: alpha ran out of memory while allocating "
+        b"\x07\x08\xc2\x9b2J\n"
+    )
+    result = run("diagnose", str(log))
+    assert result.exit_code == 0, result.output
+    assert not [c for c in result.output if c in "\x1b\x07\x08\x9b"]
+    assert "allocating \\x07\\x08\\x9b2J" in result.output

@@ -80,6 +80,15 @@ def test_serve_reloads_entries(tmp_path: Path) -> None:
         wait_for(lambda: "duplicate key `severity`" in log.read_text(), "the validation error")
         assert server.poll() is None, "the server died on a broken entry"
         assert "memory/alpha-oom.yaml:" in log.read_text()
+        # The preview keeps answering: the last good page, with the problem named on it
+        # (escaped: the problem quotes contributor text).
+        wait_for(
+            lambda: "duplicate key `severity`" in (fetch(url) or ""), "the problem on the page"
+        )
+        page = fetch(url) or ""
+        assert "Alpha edited live" in page and "enc-problems" in page
+        other = fetch(url.replace("memory/alpha-oom/", "")) or ""
+        assert "memory/alpha-oom.yaml:" in other, "every page names the problem"
 
         entry.write_text(original.replace("title: Alpha edited live", "title: Alpha fixed"))
         wait_for(lambda: "Alpha fixed" in (fetch(url) or ""), "recovery after the fix")
