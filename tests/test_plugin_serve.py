@@ -1,0 +1,65 @@
+"""Under `mkdocs serve` a broken entry never stops the preview: the plugin keeps the last good
+site (or an empty one) and every page names the problems, escaped, in a banner. A build still
+fails and writes nothing."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from mkdocs.exceptions import PluginError
+
+from generator.plugin import EncyclopediaPlugin
+from tests.conftest import FIXTURE_ENTRIES
+
+PAGE = (
+    '<html><head><meta charset="utf-8"></head>'
+    '<body><article class="md-content__inner">x</article></body></html>'
+)
+
+
+def plugin_for(entries: Path, command: str) -> tuple[EncyclopediaPlugin, Any]:
+    plugin = EncyclopediaPlugin()
+    plugin.load_config({"entries_dir": str(entries)})
+    plugin.on_startup(command=command, dirty=False)  # type: ignore[arg-type]
+    return plugin, SimpleNamespace(config_file_path=str(entries.parent / "mkdocs.yml"))
+
+
+def break_entry(entries: Path) -> None:
+    entry = entries / "memory" / "alpha-oom.yaml"
+    entry.write_text(entry.read_text() + "severity: <script>alert(1)</script>\n")
+
+
+def test_a_preview_that_starts_broken_still_serves_the_problems(tmp_path: Path) -> None:
+    entries = tmp_path / "entries"
+    shutil.copytree(FIXTURE_ENTRIES, entries)
+    break_entry(entries)
+    plugin, config = plugin_for(entries, "serve")
+    plugin.on_pre_build(config=config)
+    assert plugin.encyclopedia is not None and plugin.encyclopedia.pages == {}
+    page = plugin._finish(PAGE, "index.md", takes_log=False)
+    assert "duplicate key `severity`" in page and "enc-problems" in page
+    assert "<script>alert" not in page
+
+
+def test_a_preview_keeps_the_last_good_site(tmp_path: Path) -> None:
+    entries = tmp_path / "entries"
+    shutil.copytree(FIXTURE_ENTRIES, entries)
+    plugin, config = plugin_for(entries, "serve")
+    plugin.on_pre_build(config=config)
+    good = plugin.encyclopedia
+    break_entry(entries)
+    plugin.on_pre_build(config=config)
+    assert plugin.encyclopedia is good and plugin.problems
+
+
+def test_a_build_still_fails_on_a_broken_entry(tmp_path: Path) -> None:
+    entries = tmp_path / "entries"
+    shutil.copytree(FIXTURE_ENTRIES, entries)
+    break_entry(entries)
+    plugin, config = plugin_for(entries, "build")
+    with pytest.raises(PluginError, match="nothing was built"):
+        plugin.on_pre_build(config=config)
