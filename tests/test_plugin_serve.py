@@ -30,7 +30,8 @@ def plugin_for(entries: Path, command: str) -> tuple[EncyclopediaPlugin, Any]:
 
 def break_entry(entries: Path) -> None:
     entry = entries / "memory" / "alpha-oom.yaml"
-    entry.write_text(entry.read_text() + "severity: <script>alert(1)</script>\n")
+    text = entry.read_text()
+    entry.write_text(text.replace("severity: high", 'severity: "<script>alert(1)</script>"', 1))
 
 
 def test_a_preview_that_starts_broken_still_serves_the_problems(tmp_path: Path) -> None:
@@ -41,8 +42,8 @@ def test_a_preview_that_starts_broken_still_serves_the_problems(tmp_path: Path) 
     plugin.on_pre_build(config=config)
     assert plugin.encyclopedia is not None and plugin.encyclopedia.pages == {}
     page = plugin._finish(PAGE, "index.md", takes_log=False)
-    assert "duplicate key `severity`" in page and "enc-problems" in page
-    assert "<script>alert" not in page
+    assert "is not a valid value for `severity`" in page and "enc-problems" in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script>alert" not in page
 
 
 def test_a_preview_keeps_the_last_good_site(tmp_path: Path) -> None:
