@@ -122,14 +122,13 @@ def normalize_newlines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+def _refused(char: str) -> bool:
+    return char not in "\n\t" and unicodedata.category(char) in _REFUSED_CATEGORIES
+
+
 def refused_character(text: str) -> int | None:
     """The index of the first character entries may not hold (see above), or None."""
-    for index, char in enumerate(text):
-        if char in "\n\t":
-            continue
-        if unicodedata.category(char) in _REFUSED_CATEGORIES:
-            return index
-    return None
+    return next((index for index, char in enumerate(text) if _refused(char)), None)
 
 
 def describe_character(char: str) -> str:
@@ -150,7 +149,7 @@ def visible(text: str, *, lines: bool = False) -> str:
             out.append("\\n")
         elif char == "\r":
             out.append("\\r")
-        elif char != "\t" and unicodedata.category(char) in _REFUSED_CATEGORIES:
+        elif _refused(char):
             code = ord(char)
             out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
         else:

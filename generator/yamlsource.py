@@ -198,18 +198,7 @@ def _compose(path: str, text: str) -> yaml.Node | None:
         at = err.position
         if text[at : at + 1] != chr(err.character):
             at = len(text.encode("utf-8")[:at].decode("utf-8", "ignore"))
-        line = text.count("\n", 0, at) + 1
-        col = at - (text.rfind("\n", 0, at) + 1) + 1
-        raise _Refused(
-            Problem(
-                path,
-                line,
-                col,
-                f"invisible or control character {describe_character(chr(err.character))} "
-                "in text",
-                REFUSED_CHARACTER_FIX,
-            )
-        ) from None
+        raise _Refused(_refused_character(path, text, at, chr(err.character))) from None
     except yaml.YAMLError as err:
         raise _Refused(Problem(path, 1, 1, f"invalid YAML: {err}", "fix the YAML syntax")) from None
     except RecursionError:
@@ -228,6 +217,19 @@ def _compose(path: str, text: str) -> yaml.Node | None:
             )
         )
     return nodes[0] if nodes else None
+
+
+def _refused_character(path: str, text: str, offset: int, char: str) -> Problem:
+    """The problem for `char`, placed at the line and column of `offset` in `text`."""
+    line = text.count("\n", 0, offset) + 1
+    col = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return Problem(
+        path,
+        line,
+        col,
+        f"invisible or control character {describe_character(char)} in text",
+        REFUSED_CHARACTER_FIX,
+    )
 
 
 class _Builder:
@@ -293,23 +295,10 @@ class _Builder:
         value = normalize_newlines(node.value)
         index = refused_character(value)
         if index is not None:
-            char = value[index]
-            written = self.text[node.start_mark.index : node.end_mark.index]
-            at = written.find(char)
-            if at < 0:
-                line, col = node.start_mark.line + 1, node.start_mark.column + 1
-            else:
-                offset = node.start_mark.index + at
-                line = self.text.count("\n", 0, offset) + 1
-                col = offset - (self.text.rfind("\n", 0, offset) + 1) + 1
+            char, start = value[index], node.start_mark.index
+            at = self.text.find(char, start, node.end_mark.index)  # -1 when written as an escape
             self.problems.append(
-                Problem(
-                    self.source.path,
-                    line,
-                    col,
-                    f"invisible or control character {describe_character(char)} in text",
-                    REFUSED_CHARACTER_FIX,
-                )
+                _refused_character(self.source.path, self.text, at if at >= 0 else start, char)
             )
         return value
 
