@@ -17,7 +17,7 @@ from generator import csp
 from generator.cli import main
 from generator.text import normalize_newlines
 from generator.yamlsource import read_source
-from tests.redteam.corpus import ENTRY_FILE, Outcome, files_for, payloads
+from tests.redteam.corpus import PLACED_IN, Outcome, files_for, payloads
 from tests.support import run_build
 
 PROBLEM_LINE = re.compile(r"^entries/\S+:\d+:\d+: .+; .+$")
@@ -70,16 +70,11 @@ def test_every_refusal_is_a_clean_problem_line(redteam_outcomes: list[Outcome]) 
 
 
 def test_refusals_point_at_the_payload_file(redteam_outcomes: list[Outcome]) -> None:
-    where = {
-        "entry": ENTRY_FILE,
-        "category": "entries/memory/_category.yaml",
-        "tags": "entries/_tags.yaml",
-    }
     wrong = [
         f"{o.placement.field}: {o.lines}"
         for o in redteam_outcomes
         if not o.accepted
-        and not any(line.startswith(where[o.placement.file] + ":") for line in o.lines)
+        and not any(line.startswith(PLACED_IN[o.placement.file] + ":") for line in o.lines)
     ]
     assert wrong == []
 
@@ -162,11 +157,7 @@ def written_value(item: Outcome) -> str:
     """The payload as the entry holds it once YAML has read it (YAML itself folds some line
     breaks, such as NEL, into spaces)."""
     files = files_for(item.placement)
-    name = {
-        "entry": ENTRY_FILE,
-        "category": "entries/memory/_category.yaml",
-        "tags": "entries/_tags.yaml",
-    }[item.placement.file]
+    name = PLACED_IN[item.placement.file]
     source, _ = read_source(name, files[name].encode("utf-8"))
     value = source.data
     for part in item.placement.path:

@@ -24,6 +24,10 @@ from generator.diagnose import pieces
 
 HERE = Path(__file__).parent
 ENTRY_FILE = "entries/memory/case.yaml"
+CATEGORY_FILE = "entries/memory/_category.yaml"
+TAGS_FILE = "entries/_tags.yaml"
+# The file each kind of placement writes its payload into.
+PLACED_IN = {"entry": ENTRY_FILE, "category": CATEGORY_FILE, "tags": TAGS_FILE}
 # Fields of files other than the entry: (file, path inside it).
 CATEGORY_FIELDS = (("title",), ("description",))
 TAG_FIELDS = (("tags", "oom"),)
@@ -144,8 +148,8 @@ def files_for(placement: Placement) -> dict[str, str]:
     return {
         ENTRY_FILE: dump(entry),
         "entries/memory/other.yaml": dump(other_entry()),
-        "entries/memory/_category.yaml": dump(cat),
-        "entries/_tags.yaml": dump(vocabulary),
+        CATEGORY_FILE: dump(cat),
+        TAGS_FILE: dump(vocabulary),
     }
 
 
@@ -208,7 +212,7 @@ def combined_files(outcomes: list[Outcome]) -> dict[str, str]:
             accepted.setdefault(item.placement.payload.number, []).append(item.placement)
     files = {
         "entries/memory/other.yaml": dump(other_entry()),
-        "entries/memory/_category.yaml": dump(category()),
+        CATEGORY_FILE: dump(category()),
     }
     about = {"oom": "Running out of memory."}
     claimed: set[str] = set()  # two payloads that differ only in spacing are one signature
@@ -232,5 +236,5 @@ def combined_files(outcomes: list[Outcome]) -> dict[str, str]:
                 about[f"tag-{number}"] = text
         files[f"entries/cat-{number}/{entry_id}.yaml"] = dump(entry)
         files[f"entries/cat-{number}/_category.yaml"] = dump(cat)
-    files["entries/_tags.yaml"] = dump(tags(about))
+    files[TAGS_FILE] = dump(tags(about))
     return files
