@@ -54,7 +54,10 @@ def policy(page: str, connect_src: str = "'self'") -> str:
     hashes = sorted({_hash(body) for body in _inline_scripts(page)[0]})
     directives = {
         "default-src": "'self'",
-        "script-src": " ".join(["'self'", *hashes]),
+        # Pagefind's search runs as WebAssembly, on the pages that may fetch the index.
+        "script-src": " ".join(
+            ["'self'", *(["'wasm-unsafe-eval'"] if connect_src == "'self'" else []), *hashes]
+        ),
         "style-src": "'self' 'unsafe-inline'",  # the theme sets style attributes
         "img-src": "'self' data:",
         "font-src": "'self'",

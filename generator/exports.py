@@ -45,19 +45,23 @@ def _signatures(page: Page) -> list[dict[str, Any]]:
     ]
 
 
-def signature_record(page: Page, base: str) -> dict[str, Any]:
-    """One entry of the diagnose index: its signatures and the entries it causes (a match of
-    one of those next to this one is collateral)."""
-    causes = {link.page.id for link in page.related if link.relation == "leads-to"}
-    causes |= {
+def causes(page: Page) -> list[str]:
+    """The entries this one causes: a match of one of those next to this one is collateral."""
+    found = {link.page.id for link in page.related if link.relation == "leads-to"}
+    found |= {
         link.page.id for link in page.referenced_by if link.relation == INVERSE["often-caused-by"]
     }
+    return sorted(found)
+
+
+def signature_record(page: Page, base: str) -> dict[str, Any]:
+    """One entry of the diagnose index: its signatures and the entries it causes."""
     return {
         "id": page.id,
         "title": page.entry.title,
         "url": _url(base, page.url),
         "severity": page.entry.severity,
-        "causes": sorted(causes),
+        "causes": causes(page),
         "signatures": _signatures(page),
     }
 

@@ -33,7 +33,7 @@ class Link:
     why: str
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Page:
     id: str
     category: str
@@ -41,6 +41,10 @@ class Page:
     entry: Entry
     related: list[Link] = field(default_factory=list, compare=False)
     referenced_by: list[Link] = field(default_factory=list, compare=False)
+
+    def __repr__(self) -> str:
+        # The related graph has cycles: a full repr would never end.
+        return f"Page({self.id!r})"
 
     @property
     def url(self) -> str:

@@ -90,9 +90,7 @@ MAX_SLUG = 80
 def is_slug(text: str) -> bool:
     """An id, tag or category folder name: lower-case ASCII letters and digits in
     hyphen-separated words, at most MAX_SLUG characters."""
-    return (
-        len(text) <= MAX_SLUG and text.isascii() and re.fullmatch(SLUG_PATTERN, text) is not None
-    )
+    return len(text) <= MAX_SLUG and text.isascii() and re.fullmatch(SLUG_PATTERN, text) is not None
 
 
 Slug = Annotated[StrictStr, Field(pattern=SLUG_PATTERN, max_length=MAX_SLUG)]

@@ -15,7 +15,7 @@ from mkdocs.plugins import BasePlugin, get_plugin_logger
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
-from . import csp, exports
+from . import csp, errorindex, exports, fulltext
 from .link import Encyclopedia, build_encyclopedia
 from .problems import EntryError, Problem
 from .render import TEMPLATES, render_site
@@ -31,6 +31,9 @@ class EncyclopediaConfig(base.Config):  # type: ignore[no-untyped-call]
     """Templates here replace the generator's own of the same name."""
     edit_url = c.Optional(c.Type(str))
     """Where "Edit this entry" points; `{path}` is the entry's file, e.g. entries/memory/x.yaml."""
+    full_text = c.Type(bool, default=True)
+    """Index the built site with Pagefind for the search box (off: the box matches error
+    signatures only)."""
 
 
 def problems_banner(problems: tuple[Problem, ...]) -> str:
@@ -102,7 +105,17 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
             files.append(File.generated(config, page.src_uri, content=page.markdown))
         for name, content in exports.site_exports(enc, config.site_url or "/").items():
             files.append(File.generated(config, name, content=content))
+        for name, content in errorindex.error_index(enc).items():
+            files.append(File.generated(config, name, content=content))
         return files
+
+    def on_post_build(self, *, config: MkDocsConfig) -> None:
+        if not self.config.full_text:
+            return
+        try:
+            log.info(fulltext.index_site(Path(config.site_dir)))
+        except fulltext.FullTextError as err:
+            raise PluginError(str(err)) from None
 
     def _finish(self, output: str, where: str, takes_log: bool) -> str:
         for script in csp.unallowed_scripts(output):

@@ -63,18 +63,13 @@ def _front_matter(**fields: Any) -> Md:
     return Md("---\n" + "\n".join(lines) + "\n---")
 
 
-def search_boost(page: Page) -> float:
-    """Entries that many others point to are the hubs a generic query should land on (the
-    generic illegal-memory-access page before one of its specific causes): up to twice the
-    weight of an entry nobody links to."""
-    return 1 + min(len(page.referenced_by), 10) / 10
-
-
 def _html_text(value: Any) -> Any:
     if isinstance(value, str):
         return html.escape(value, quote=True)
     if isinstance(value, (list, tuple)):
         return [_html_text(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _html_text(v) for k, v in value.items()}
     return value
 
 
@@ -104,7 +99,6 @@ def environment(override_dir: Path | None = None) -> jinja2.Environment:
     )
     env.globals.update(
         front_matter=_front_matter,
-        search_boost=search_boost,
         severities=SEVERITIES,
         severity_text=SEVERITY_TEXT,
     )

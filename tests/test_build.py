@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+from tests.conftest import FIXTURE_ENTRIES
 from tests.support import ROOT, run_build
 
 
@@ -113,14 +114,22 @@ def test_sidebar_is_short(fixture_site: Path) -> None:
     ]
 
 
-def test_search_index_holds_entries_and_signatures(fixture_site: Path) -> None:
-    index = json.loads(read(fixture_site, "search/search_index.json"))
-    docs = index["docs"]
-    locations = {d["location"] for d in docs}
-    assert "memory/alpha-oom/" in locations
-    text = " ".join(d["text"] for d in docs if d["location"].startswith("memory/alpha-oom/"))
-    assert "alpha ran out of memory while allocating" in text
-    assert index["config"]["separator"].startswith("[\\s\\-,:")
+def test_full_text_index_holds_the_entry_pages_only(fixture_site: Path) -> None:
+    """Pagefind indexes what is inside data-pagefind-body: entries, not the home, tag, category
+    or alias pages that list them."""
+    bundle = json.loads(read(fixture_site, "pagefind/pagefind-entry.json"))
+    entries = [p for p in FIXTURE_ENTRIES.glob("*/*.yaml") if p.name != "_category.yaml"]
+    assert sum(lang["page_count"] for lang in bundle["languages"].values()) == len(entries)
+    assert "data-pagefind-body" in read(fixture_site, "memory/alpha-oom/index.html")
+    assert "data-pagefind-body" not in read(fixture_site, "index.html")
+    assert not (fixture_site / "search" / "search_index.json").exists()  # no Lunr index
+
+
+def test_error_index_is_written_with_its_shards(fixture_site: Path) -> None:
+    meta = json.loads(read(fixture_site, "search/errors/meta.json"))
+    for space, count in meta["shards"].items():
+        for n in range(count):
+            assert (fixture_site / "search" / "errors" / f"{space}{n}.json").is_file()
 
 
 def test_exports_resolve_entries(fixture_site: Path) -> None:

@@ -309,8 +309,12 @@ function DiagnoseCoreFactory() {
     return { matches: top ? ranked.slice(0, top) : ranked, root_rank: state.rootRank };
   }
 
+  function stripAnsi(text) {
+    return text.indexOf("\x1b") >= 0 ? text.replace(ANSI, "") : text;
+  }
+
   return { Index: Index, diagnose: diagnose, normalise: normalise, pieces: pieces,
-           SEGMENT_BYTES: SEGMENT_BYTES };
+           stripAnsi: stripAnsi, SEGMENT_BYTES: SEGMENT_BYTES };
 }
 
 /* The factory's own source also builds the page's Web Worker (see diagnose-ui.js): a worker made

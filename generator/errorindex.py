@@ -1,0 +1,170 @@
+"""The signature index the search box runs the diagnose matcher on, split into shards so that
+a query loads only the few shards its own words point to, however many entries there are.
+
+Why a shard can be chosen from the query alone: a signature's literal pieces are substrings of
+any text it matches. A *whole word* of a piece (a run of `[a-z0-9_]` after ASCII lower-casing,
+with a non-word character of the piece on both sides) is therefore a whole word of that text
+too. Each signature is filed under one such word (its key), in shard `fnv1a(key) % shards`; a
+query needs only the shards of its own words, plus the few signatures with no whole word
+(`loose`), which every query loads. The JavaScript half is `site_assets/js/search.js`
+(`words`, `fnv1a`), and tests check the two agree and that a sharded search finds exactly what
+the whole index finds.
+
+Rows keep each signature's place in the whole index (`entry` order, `at` within the entry), so
+the index a query assembles from its shards is the whole index with signatures that cannot
+match left out, in the same order, and the matcher's result is the same.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from .diagnose import ascii_lower, pieces
+from .exports import causes
+from .link import Encyclopedia, Page
+from .model import Signature
+
+ERRORS_DIR = "search/errors"
+WORD = re.compile(r"[a-z0-9_]+")
+MIN_WORD = 3  # shorter whole words ("to", "of") are in most queries: each would load a shard
+GRAM = 4  # the length of the prefix, suffix and inner grams that file the other signatures
+TARGET_BYTES = {"w": 12 * 1024, "g": 3 * 1024}  # average shard size, words and grams
+SUMMARY_CHARS = 200
+
+
+def _words(signature: str) -> Iterator[tuple[str, bool, bool]]:
+    """Each word run of each literal piece, with whether a non-word character of the piece
+    bounds it on the left and on the right (a piece edge can meet any character of a text)."""
+    for piece in pieces(signature):
+        for match in WORD.finditer(piece):
+            yield match.group(), match.start() > 0, match.end() < len(piece)
+
+
+def key(signature: str) -> str | None:
+    """The key a signature is filed under, chosen so that every text the signature matches
+    yields it among `query_keys`. Cheapest kind first: its longest whole word ("w:"); else the
+    start of a word ("p:", the text's word begins with it) or its end ("s:"); else a gram inside
+    a word ("g:", filed in the gram shards, of which a query loads more). None: no word is long
+    enough, and the signature is loose (every query loads it)."""
+    whole, affix, inner = "", "", ""
+    for word, left, right in _words(signature):
+        if left and right:
+            if len(word) >= MIN_WORD and len(word) > len(whole):
+                whole = word
+        elif len(word) < GRAM:
+            continue
+        elif left or right:
+            affix = affix or (("p:" + word[:GRAM]) if left else ("s:" + word[-GRAM:]))
+        elif len(word) > len(inner):
+            inner = word
+    if whole:
+        return "w:" + whole
+    if affix:
+        return affix
+    return "g:" + inner[:GRAM] if inner else None
+
+
+def query_keys(text: str) -> set[str]:
+    """Every key a signature matching `text` can be filed under (the JavaScript half builds
+    the same set in search.js)."""
+    keys: set[str] = set()
+    for word in WORD.findall(ascii_lower(text)):
+        keys.add("w:" + word)
+        if len(word) >= GRAM:
+            keys.add("p:" + word[:GRAM])
+            keys.add("s:" + word[-GRAM:])
+            keys.update("g:" + word[i : i + GRAM] for i in range(len(word) - GRAM + 1))
+    return keys
+
+
+def fnv1a(key: str) -> int:
+    """32-bit FNV-1a over the key's characters (ASCII by construction of WORD)."""
+    value = 0x811C9DC5
+    for char in key:
+        value = ((value ^ ord(char)) * 0x01000193) & 0xFFFFFFFF
+    return value
+
+
+@dataclass(frozen=True)
+class Row:
+    """One signature, where the whole index has it."""
+
+    entry: int
+    at: int
+    signature: Signature
+
+
+def _summary(page: Page) -> str:
+    text = " ".join(page.entry.summary.split())
+    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1].rstrip() + "…"
+
+
+def _entry(page: Page, order: int, category_title: str) -> dict[str, Any]:
+    return {
+        "n": order,
+        "title": page.entry.title,
+        "url": page.url,
+        "severity": page.entry.severity,
+        "category": category_title,
+        "summary": _summary(page),
+        "causes": causes(page),
+    }
+
+
+def _shard(rows: list[Row], pages: list[Page], titles: dict[str, str]) -> dict[str, Any]:
+    """The rows, and the entries they belong to (repeated in every shard that needs them)."""
+    return {
+        "entries": {
+            pages[r.entry].id: _entry(pages[r.entry], r.entry, titles[pages[r.entry].category])
+            for r in rows
+        },
+        "signatures": [
+            [pages[r.entry].id, r.at, r.signature.text, r.signature.score, r.signature.context]
+            for r in rows
+        ],
+    }
+
+
+def _json(value: dict[str, Any]) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True) + "\n"
+
+
+def shard_count(total_bytes: int, target: int) -> int:
+    """A power of two that keeps the average shard near `target` bytes."""
+    count = 1
+    while total_bytes / count > target and count < 4096:
+        count *= 2
+    return count
+
+
+def error_index(enc: Encyclopedia) -> dict[str, str]:
+    """Site file name -> content: `meta.json` (shard counts and the loose signatures), the word
+    shards `w<n>.json` and the gram shards `g<n>.json`."""
+    pages = [p for p in enc.pages.values() if p.entry.status == "active"]
+    titles = {c.slug: c.category.title for c in enc.categories}
+    spaces: dict[str, list[tuple[str, Row]]] = {"w": [], "g": []}
+    loose: list[Row] = []
+    for n, page in enumerate(pages):
+        for at, sig in enumerate(page.entry.signatures):
+            found = key(sig.text)
+            if found is None:
+                loose.append(Row(n, at, sig))
+            else:
+                spaces["g" if found.startswith("g:") else "w"].append((found, Row(n, at, sig)))
+    files: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    for space, keyed in spaces.items():
+        # Size the shards from what the space would weigh as one file.
+        whole = len(_json(_shard([row for _, row in keyed], pages, titles)).encode())
+        count = counts[space] = shard_count(whole, TARGET_BYTES[space])
+        shards: list[list[Row]] = [[] for _ in range(count)]
+        for found, row in keyed:
+            shards[fnv1a(found) % count].append(row)
+        for n, rows in enumerate(shards):
+            files[f"{ERRORS_DIR}/{space}{n}.json"] = _json(_shard(rows, pages, titles))
+    files[f"{ERRORS_DIR}/meta.json"] = _json({**_shard(loose, pages, titles), "shards": counts})
+    return files

@@ -1,0 +1,36 @@
+"""Full-text search: Pagefind indexes the built site after MkDocs has written it.
+
+Pagefind reads only what the pages mark (`data-pagefind-body` on entries, weights on the
+signatures, the quick answer and the symptoms: entry.md.j2 and overrides/main.html) and writes
+a chunked index under `pagefind/`, of which a query loads only the few chunks its words need.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+BUNDLE_DIR = "pagefind"
+
+
+class FullTextError(Exception):
+    """Pagefind failed or is missing; the message says what it printed."""
+
+
+def index_site(site_dir: Path) -> str:
+    """Index the built site in `site_dir`; returns Pagefind's summary line."""
+    command = [sys.executable, "-m", "pagefind", "--site", str(site_dir)]
+    command += ["--output-subdir", BUNDLE_DIR]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        raise FullTextError(f"could not run Pagefind ({err}); install pagefind[bin]") from None
+    output = (done.stdout + done.stderr).strip()
+    if done.returncode != 0:
+        raise FullTextError(
+            f"Pagefind exited with {done.returncode}: {output[-2000:]}; "
+            "install it with pip install 'pagefind[bin]'"
+        )
+    indexed = [line.strip() for line in output.splitlines() if line.strip().startswith("Indexed")]
+    return "; ".join(indexed)

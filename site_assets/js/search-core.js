@@ -1,0 +1,75 @@
+/* The pure half of the search box's error matching (search.js is the page half): which shards
+ * of search/errors/ a query needs, and the index they make together. generator/errorindex.py
+ * writes the shards and explains why a query's own words are enough to choose them. Runs in a
+ * page or in Node (tests/js/search_node.js). */
+/* exported SearchCoreFactory */
+function SearchCoreFactory(core) {
+  "use strict";
+
+  var WORD = /[a-z0-9_]+/g;
+  var GRAM = 4;
+
+  function fnv1a(key) {
+    var hash = 0x811c9dc5;
+    for (var i = 0; i < key.length; i++) {
+      hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193) >>> 0;
+    }
+    return hash >>> 0;
+  }
+
+  /* The keys a signature matching `text` can be filed under (errorindex.query_keys). */
+  function queryKeys(text) {
+    var keys = new Set();
+    var words = core.normalise(core.stripAnsi(text)).match(WORD) || [];
+    words.forEach(function (word) {
+      keys.add("w:" + word);
+      if (word.length < GRAM) return;
+      keys.add("p:" + word.slice(0, GRAM));
+      keys.add("s:" + word.slice(-GRAM));
+      for (var i = 0; i + GRAM <= word.length; i++) keys.add("g:" + word.slice(i, i + GRAM));
+    });
+    return keys;
+  }
+
+  function shardNames(text, counts) {
+    var names = new Set();
+    queryKeys(text).forEach(function (key) {
+      var space = key.charAt(0) === "g" ? "g" : "w";
+      names.add(space + (fnv1a(key) % counts[space]) + ".json");
+    });
+    return Array.from(names).sort();
+  }
+
+  /* The whole index, less the signatures the query cannot match, in the whole index's order. */
+  function assemble(shards) {
+    var entries = new Map();
+    var rows = [];
+    shards.forEach(function (shard) {
+      Object.keys(shard.entries).forEach(function (id) { entries.set(id, shard.entries[id]); });
+      shard.signatures.forEach(function (row) { rows.push(row); });
+    });
+    rows.sort(function (a, b) {
+      return (entries.get(a[0]).n - entries.get(b[0]).n) || (a[1] - b[1]);
+    });
+    var records = [];
+    var byId = new Map();
+    rows.forEach(function (row) {
+      var record = byId.get(row[0]);
+      if (!record) {
+        var entry = entries.get(row[0]);
+        record = { id: row[0], title: entry.title, url: entry.url, severity: entry.severity,
+                   category: entry.category, summary: entry.summary, causes: entry.causes,
+                   signatures: [] };
+        byId.set(row[0], record);
+        records.push(record);
+      }
+      record.signatures.push({ text: row[2], weight: row[3], context: row[4] });
+    });
+    return { index: new core.Index(records), records: byId };
+  }
+
+  return { fnv1a: fnv1a, queryKeys: queryKeys, shardNames: shardNames, assemble: assemble };
+}
+
+if (typeof module !== "undefined" && module.exports) module.exports = SearchCoreFactory;
+else self.SearchCoreFactory = SearchCoreFactory;

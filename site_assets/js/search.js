@@ -1,0 +1,330 @@
+/* The search box in the header. Two searches run on every query:
+ * 1. Error signatures: the diagnose matcher (diagnose-core.js) runs on the query text against
+ *    the entries whose signatures the query can match. Those come from the shards of
+ *    search/errors/ named by the query's own words (generator/errorindex.py explains why that
+ *    loses nothing), so a pasted error line or traceback finds its entry first, ranked as the
+ *    diagnose page ranks it.
+ * 2. Full text: Pagefind's chunked index (pagefind/), weighted towards titles, signatures, quick
+ *    answers and symptoms.
+ * Everything is fetched from this site; results are built from text nodes only. */
+(function () {
+  "use strict";
+
+  var ROOT = new URL("..", document.currentScript.src).href;
+  var ERRORS = ROOT + "search/errors/";
+  var ERROR_RESULTS = 5;
+  var PAGE_RESULTS = 8;
+  var FULL_TEXT_CHARS = 200;
+  var ERROR_LINE = /(error|exception|failed|killed|fault|abort|warning)/i;
+
+  var core = self.DiagnoseCoreFactory();
+  var shards = self.SearchCoreFactory(core);
+  var toggle = document.getElementById("__search");
+  var input = document.querySelector("[data-enc-search-input]");
+  var meta = document.querySelector("[data-enc-search-meta]");
+  var list = document.querySelector("[data-enc-search-list]");
+  var filterBox = document.querySelector(".enc-search-filters");
+  var selects = Array.prototype.slice.call(document.querySelectorAll("[data-enc-filter]"));
+  if (!toggle || !input || !list) return;
+
+  /* ---- the error half ---------------------------------------------------------------- */
+
+  var cache = new Map();
+  function fetchJson(name) {
+    if (!cache.has(name)) {
+      cache.set(name, fetch(ERRORS + name).then(function (response) {
+        if (!response.ok) throw new Error(name + ": HTTP " + response.status);
+        return response.json();
+      }));
+    }
+    return cache.get(name);
+  }
+
+  function errorMatches(text) {
+    return fetchJson("meta.json").then(function (metaShard) {
+      var names = shards.shardNames(text, metaShard.shards);
+      return Promise.all(names.map(fetchJson)).then(function (loaded) {
+        var built = shards.assemble([metaShard].concat(loaded));
+        return core.diagnose(built.index, text).matches.map(function (match) {
+          var record = built.records.get(match.id);
+          return { match: match, record: record };
+        });
+      });
+    });
+  }
+
+  /* ---- the full-text half ------------------------------------------------------------ */
+
+  var pagefind = null;
+  function loadPagefind() {
+    if (!pagefind) {
+      pagefind = import(ROOT + "pagefind/pagefind.js").then(function (pf) {
+        return pf.options({ baseUrl: new URL(ROOT).pathname, excerptLength: 24 })
+          .then(function () { return pf; });
+      });
+      pagefind.then(fillFilters).catch(function () { pagefind = null; });
+    }
+    return pagefind;
+  }
+
+  /* A traceback is too long for a word search: use its last error line (Python prints the
+   * exception last), else its first line. */
+  function fullTextQuery(text) {
+    var lines = text.split(/\r\n|\r|\n/).map(function (l) { return l.trim(); })
+      .filter(Boolean);
+    var query = lines.length > 1
+      ? (lines.filter(function (l) { return ERROR_LINE.test(l); }).pop() || lines[0])
+      : (lines[0] || "");
+    return query.length > FULL_TEXT_CHARS ? query.slice(0, FULL_TEXT_CHARS) : query;
+  }
+
+  function activeFilters() {
+    var filters = {};
+    selects.forEach(function (select) {
+      if (select.value) filters[select.getAttribute("data-enc-filter")] = select.value;
+    });
+    return filters;
+  }
+
+  function fillFilters(pf) {
+    return pf.filters().then(function (available) {
+      selects.forEach(function (select) {
+        var values = available[select.getAttribute("data-enc-filter")] || {};
+        Object.keys(values).sort().forEach(function (value) {
+          var option = document.createElement("option");
+          option.value = value;
+          option.textContent = value + " (" + values[value] + ")";
+          select.appendChild(option);
+        });
+      });
+      if (filterBox) filterBox.hidden = false;
+    });
+  }
+
+  function fullText(text) {
+    return loadPagefind().then(function (pf) {
+      return pf.search(fullTextQuery(text), { filters: activeFilters() });
+    }).then(function (found) {
+      return found ? found.results : [];
+    });
+  }
+
+  /* ---- results ----------------------------------------------------------------------- */
+
+  function el(tag, cls, text) {
+    var node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  var ENTITIES = { amp: "&", lt: "<", gt: ">", quot: "\"", "#39": "'", "#x27": "'" };
+  function decode(text) {
+    return text.replace(/&(#\d+|#x[0-9a-f]+|[a-z]+);/gi, function (all, name) {
+      if (ENTITIES[name.toLowerCase()]) return ENTITIES[name.toLowerCase()];
+      if (name.charAt(0) === "#") {
+        var code = name.charAt(1).toLowerCase() === "x"
+          ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
+        return code > 0 && code < 0x110000 ? String.fromCodePoint(code) : all;
+      }
+      return all;
+    });
+  }
+
+  /* Pagefind's excerpt marks hits with <mark>; everything else in it is text. */
+  function excerpt(html) {
+    var p = el("p");
+    html.split(/(<mark>|<\/mark>)/).reduce(function (marked, part) {
+      if (part === "<mark>") return true;
+      if (part === "</mark>") return false;
+      if (part) p.appendChild(marked ? el("mark", null, decode(part)) : document.createTextNode(decode(part)));
+      return marked;
+    }, false);
+    return p;
+  }
+
+  function item(href, title, parts, cls) {
+    var li = el("li", "md-search-result__item" + (cls ? " " + cls : ""));
+    var a = el("a", "md-search-result__link");
+    a.href = href;
+    a.tabIndex = -1;
+    var article = el("article", "md-search-result__article md-typeset");
+    article.appendChild(el("h1", null, title));
+    parts.forEach(function (part) { article.appendChild(part); });
+    a.appendChild(article);
+    li.appendChild(a);
+    return li;
+  }
+
+  function passesFilters(record) {
+    var filters = activeFilters();
+    return (!filters.category || filters.category === record.category) &&
+      (!filters.severity || filters.severity === record.severity);
+  }
+
+  function errorItem(found) {
+    var match = found.match;
+    var badge = el("span", "enc-search-badge",
+      match.collateral_of ? "matches your error (caused by another match)" : "matches your error");
+    var parts = [badge];
+    if (match.evidence.length) {
+      parts.push(el("code", "enc-search-evidence", match.evidence[0].text));
+    }
+    parts.push(el("p", null, found.record.summary));
+    return item(ROOT + found.record.url, match.title, parts, "enc-search-error");
+  }
+
+  function pageItem(data) {
+    var parts = [excerpt(data.excerpt || "")];
+    return item(data.url, (data.meta && data.meta.title) || data.url, parts);
+  }
+
+  var shownPages = [];
+  var shownCount = 0;
+  var seen = new Set();
+
+  function showMore(button) {
+    var next = shownPages.slice(shownCount, shownCount + PAGE_RESULTS);
+    shownCount += next.length;
+    return Promise.all(next.map(function (r) { return r.data(); })).then(function (datas) {
+      datas.forEach(function (data) {
+        var key = new URL(data.url, location.href).pathname;
+        if (seen.has(key)) return;
+        seen.add(key);
+        list.insertBefore(pageItem(data), button ? button.parentNode : null);
+      });
+      if (button && shownCount >= shownPages.length) button.parentNode.remove();
+    });
+  }
+
+  function render(errors, pages) {
+    list.textContent = "";
+    seen = new Set();
+    var kept = errors.filter(function (f) { return passesFilters(f.record); })
+      .slice(0, ERROR_RESULTS);
+    kept.forEach(function (found) {
+      seen.add(new URL(ROOT + found.record.url, location.href).pathname);
+      list.appendChild(errorItem(found));
+    });
+    shownPages = pages;
+    shownCount = 0;
+    var total = kept.length + pages.length;
+    meta.textContent = total === 0 ? "No matching entries"
+      : (kept.length ? kept.length + " matching your error message" : "") +
+        (kept.length && pages.length ? ", " : "") +
+        (pages.length ? pages.length + " by full text" : "");
+    return showMore(null).then(function () {
+      if (shownCount < shownPages.length) {
+        var li = el("li", "enc-search-more");
+        var button = el("button", "md-button", "More results");
+        button.type = "button";
+        button.addEventListener("click", function () { showMore(button); });
+        li.appendChild(button);
+        list.appendChild(li);
+      }
+    });
+  }
+
+  /* ---- the box ----------------------------------------------------------------------- */
+
+  var pasted = null; /* a multi-line paste: the input shows it on one line, the search reads it whole */
+  var latest = 0;
+
+  function queryText() {
+    var value = input.value;
+    if (pasted && value.indexOf(pasted.flat) >= 0) return value.replace(pasted.flat, pasted.raw);
+    pasted = null;
+    return value;
+  }
+
+  function run() {
+    var text = queryText();
+    var ticket = ++latest;
+    if (!text.trim()) {
+      list.textContent = "";
+      meta.textContent = "Type to search, or paste an error message or a traceback";
+      return Promise.resolve();
+    }
+    var errors = errorMatches(text).catch(function () { return []; });
+    var pages = fullText(text).catch(function () { return []; });
+    return Promise.all([errors, pages]).then(function (both) {
+      if (ticket !== latest) return null;
+      return render(both[0], both[1]).then(function () {
+        if (ticket === latest) document.body.setAttribute("data-enc-search-done", String(ticket));
+      });
+    });
+  }
+
+  var timer = null;
+  function schedule() {
+    clearTimeout(timer);
+    timer = setTimeout(run, 40);
+  }
+
+  function open() {
+    if (!toggle.checked) toggle.checked = true;
+    loadPagefind();
+    fetchJson("meta.json").catch(function () { cache.delete("meta.json"); });
+  }
+
+  function close() {
+    toggle.checked = false;
+    input.blur();
+  }
+
+  function typing(target) {
+    return target && (target.isContentEditable ||
+      /^(input|textarea|select)$/i.test(target.tagName));
+  }
+
+  input.addEventListener("focus", open);
+  input.addEventListener("input", schedule);
+  input.addEventListener("paste", function (event) {
+    var raw = event.clipboardData && event.clipboardData.getData("text");
+    if (!raw || !/[\r\n]/.test(raw)) return;
+    event.preventDefault();
+    var flat = raw.replace(/\s*(\r\n|\r|\n)\s*/g, " ").trim();
+    pasted = { raw: raw, flat: flat };
+    input.setRangeText(flat, input.selectionStart, input.selectionEnd, "end");
+    schedule();
+  });
+  input.form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    var first = list.querySelector("a");
+    if (first) location.href = first.href;
+  });
+  input.form.addEventListener("reset", function () {
+    pasted = null;
+    setTimeout(run, 0);
+  });
+  selects.forEach(function (select) { select.addEventListener("change", run); });
+  toggle.addEventListener("change", function () {
+    if (toggle.checked) input.focus();
+  });
+
+  function links() { return Array.prototype.slice.call(list.querySelectorAll("a")); }
+
+  document.addEventListener("keydown", function (event) {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    var inBox = event.target === input || list.contains(event.target);
+    if (!inBox) {
+      if (!typing(event.target) && (event.key === "/" || event.key === "s" || event.key === "f")) {
+        event.preventDefault();
+        open();
+        input.focus();
+        input.select();
+      }
+      return;
+    }
+    var all = links();
+    var at = all.indexOf(document.activeElement);
+    if (event.key === "Escape") {
+      close();
+    } else if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+      event.preventDefault();
+      var next = at + (event.key === "ArrowDown" ? 1 : -1);
+      if (next < 0) input.focus();
+      else if (next < all.length) all[next].focus();
+    }
+  });
+})();
