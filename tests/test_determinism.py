@@ -34,7 +34,7 @@ def snapshot(site: Path) -> dict[str, bytes]:
 def pagefind_shape(site: Path) -> tuple[object, ...]:
     entry = json.loads((site / "pagefind" / "pagefind-entry.json").read_text())
     languages = {k: v["page_count"] for k, v in entry["languages"].items()}
-    files = [p for p in (site / "pagefind").rglob("*") if _unordered(p.relative_to(site).as_posix())]
+    files = [p for p in (site / "pagefind").rglob("*") if _unordered(str(p.relative_to(site)))]
     return entry["version"], languages, len(files)
 
 
