@@ -12,7 +12,9 @@ the whole index finds.
 
 Rows keep each signature's place in the whole index (`entry` order, `at` within the entry), so
 the index a query assembles from its shards is the whole index with signatures that cannot
-match left out, in the same order, and the matcher's result is the same.
+match left out, in the same order, and the matcher's result is the same. What a result shows
+(title, link, quick answer, severity, category) is in separate card files, `c<n>.json` by a
+hash of the entry id, fetched only for the entries that matched.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ ERRORS_DIR = "search/errors"
 WORD = re.compile(r"[a-z0-9_]+")
 MIN_WORD = 3  # shorter whole words ("to", "of") are in most queries: each would load a shard
 GRAM = 4  # the length of the prefix, suffix and inner grams that file the other signatures
-TARGET_BYTES = {"w": 12 * 1024, "g": 3 * 1024}  # average shard size, words and grams
+TARGET_BYTES = {"w": 12 * 1024, "g": 3 * 1024, "c": 8 * 1024}  # words, grams, cards
 SUMMARY_CHARS = 200
 
 
@@ -103,25 +105,20 @@ def _summary(page: Page) -> str:
     return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1].rstrip() + "…"
 
 
-def _entry(page: Page, order: int, category_title: str) -> dict[str, Any]:
+def _card(page: Page, category_title: str) -> dict[str, Any]:
     return {
-        "n": order,
         "title": page.entry.title,
         "url": page.url,
         "severity": page.entry.severity,
         "category": category_title,
         "summary": _summary(page),
-        "causes": causes(page),
     }
 
 
-def _shard(rows: list[Row], pages: list[Page], titles: dict[str, str]) -> dict[str, Any]:
-    """The rows, and the entries they belong to (repeated in every shard that needs them)."""
+def _shard(rows: list[Row], pages: list[Page]) -> dict[str, Any]:
+    """The rows, and what the matcher needs of their entries: the order and the causes."""
     return {
-        "entries": {
-            pages[r.entry].id: _entry(pages[r.entry], r.entry, titles[pages[r.entry].category])
-            for r in rows
-        },
+        "entries": {pages[r.entry].id: [r.entry, causes(pages[r.entry])] for r in rows},
         "signatures": [
             [pages[r.entry].id, r.at, r.signature.text, r.signature.score, r.signature.context]
             for r in rows
@@ -141,9 +138,18 @@ def shard_count(total_bytes: int, target: int) -> int:
     return count
 
 
+def _split(items: list[tuple[str, Any]], target: int, size: Any) -> list[list[Any]]:
+    """Items filed by `fnv1a(key) % count`, `count` a power of two sized from the whole."""
+    count = shard_count(size([item for _, item in items]), target)
+    shards: list[list[Any]] = [[] for _ in range(count)]
+    for found, item in items:
+        shards[fnv1a(found) % count].append(item)
+    return shards
+
+
 def error_index(enc: Encyclopedia) -> dict[str, str]:
     """Site file name -> content: `meta.json` (shard counts and the loose signatures), the word
-    shards `w<n>.json` and the gram shards `g<n>.json`."""
+    shards `w<n>.json`, the gram shards `g<n>.json` and the cards `c<n>.json`."""
     pages = [p for p in enc.pages.values() if p.entry.status == "active"]
     titles = {c.slug: c.category.title for c in enc.categories}
     spaces: dict[str, list[tuple[str, Row]]] = {"w": [], "g": []}
@@ -157,14 +163,25 @@ def error_index(enc: Encyclopedia) -> dict[str, str]:
                 spaces["g" if found.startswith("g:") else "w"].append((found, Row(n, at, sig)))
     files: dict[str, str] = {}
     counts: dict[str, int] = {}
+
+    def rows_size(rows: list[Row]) -> int:
+        return len(_json(_shard(rows, pages)).encode())
+
     for space, keyed in spaces.items():
-        # Size the shards from what the space would weigh as one file.
-        whole = len(_json(_shard([row for _, row in keyed], pages, titles)).encode())
-        count = counts[space] = shard_count(whole, TARGET_BYTES[space])
-        shards: list[list[Row]] = [[] for _ in range(count)]
-        for found, row in keyed:
-            shards[fnv1a(found) % count].append(row)
+        shards = _split(keyed, TARGET_BYTES[space], rows_size)
+        counts[space] = len(shards)
         for n, rows in enumerate(shards):
-            files[f"{ERRORS_DIR}/{space}{n}.json"] = _json(_shard(rows, pages, titles))
-    files[f"{ERRORS_DIR}/meta.json"] = _json({**_shard(loose, pages, titles), "shards": counts})
+            files[f"{ERRORS_DIR}/{space}{n}.json"] = _json(_shard(rows, pages))
+    cards = [(p.id, p) for p in pages]
+
+    def cards_size(chosen: list[Page]) -> int:
+        return len(_json({p.id: _card(p, titles[p.category]) for p in chosen}).encode())
+
+    card_shards = _split(cards, TARGET_BYTES["c"], cards_size)
+    counts["c"] = len(card_shards)
+    for n, chosen in enumerate(card_shards):
+        files[f"{ERRORS_DIR}/c{n}.json"] = _json(
+            {p.id: _card(p, titles[p.category]) for p in chosen}
+        )
+    files[f"{ERRORS_DIR}/meta.json"] = _json({**_shard(loose, pages), "shards": counts})
     return files

@@ -97,6 +97,7 @@ def environment(override_dir: Path | None = None) -> jinja2.Environment:
         first_sentence=first_sentence,
         json=lambda v: Md(json.dumps(v)),
     )
+    env.tests["one_line"] = lambda code: "\n" not in code.strip()
     env.globals.update(
         front_matter=_front_matter,
         severities=SEVERITIES,

@@ -14,6 +14,7 @@ import pytest
 
 pytestmark = pytest.mark.browser
 
+
 @pytest.fixture()
 def page(chromium: Any) -> Iterator[Any]:
     context = chromium.new_context(viewport={"width": 1280, "height": 900})

@@ -88,7 +88,7 @@ def test_tag_pages_list_tagged_entries_and_chips_link_to_them(fixture_site: Path
     assert "Alpha out of memory" in tag and "Beta illegal access" in tag
     assert "Tricky" not in tag
     entry = read(fixture_site, "memory/alpha-oom/index.html")
-    assert 'href="../../tags/oom/#tag:oom"' in entry
+    assert '<a class="md-tag" href="../../tags/oom/">oom</a>' in entry
     index = read(fixture_site, "tags/index.html")
     assert 'href="oom/"' in index
 
@@ -186,3 +186,18 @@ def test_retired_entry_keeps_its_page_and_points_to_its_replacement(fixture_site
     assert "gamma-retired" not in {s["id"] for s in signatures}
     entries = json.loads(read(fixture_site, "api/entries.json"))
     assert next(e for e in entries if e["id"] == "gamma-retired")["status"] == "retired"
+
+
+def test_entry_top_answers_at_a_glance(fixture_site: Path) -> None:
+    """Quick answer, symptom, cause and fix in one block after the title and chips, with the
+    fix's code when it is one line; the tag chips come after the title, not before it."""
+    page = read(fixture_site, "kernels/beta-illegal-access/index.html")
+    glance = page[page.index('<div class="enc-glance"') :]
+    glance = glance[: glance.index('<h2 id="fix"')]
+    text = htmllib.unescape(re.sub(r"<[^>]+>", "", glance))
+    for label in ("Quick answer", "Symptom:", "Cause:", "Fix:"):
+        assert label in text
+    assert "offsets = offsets.to(torch.int32)" in text
+    assert page.index("<h1") < page.index('class="md-tags') < page.index('class="enc-glance"')
+    alpha = read(fixture_site, "memory/alpha-oom/index.html")
+    assert "loss.backward()" not in alpha[alpha.index("enc-glance") : alpha.index('id="fix"')]

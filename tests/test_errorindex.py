@@ -104,8 +104,8 @@ def test_shards_hold_every_signature_once_in_order(shipped: Encyclopedia) -> Non
     files = errorindex.error_index(shipped)
     meta = json.loads(files["search/errors/meta.json"])
     rows = list(meta["signatures"])
-    for space, count in meta["shards"].items():
-        for n in range(count):
+    for space in ("w", "g"):
+        for n in range(meta["shards"][space]):
             rows += json.loads(files[f"search/errors/{space}{n}.json"])["signatures"]
     expected = [
         [page.id, at, sig.text, sig.score, sig.context]
@@ -115,6 +115,16 @@ def test_shards_hold_every_signature_once_in_order(shipped: Encyclopedia) -> Non
     ]
     assert sorted(rows, key=lambda r: (r[0], r[1])) == sorted(expected, key=lambda r: (r[0], r[1]))
     assert len(files) == 1 + sum(meta["shards"].values())
+
+
+def test_every_entry_has_one_card_where_its_id_points(shipped: Encyclopedia) -> None:
+    files = errorindex.error_index(shipped)
+    count = json.loads(files["search/errors/meta.json"])["shards"]["c"]
+    cards = {n: json.loads(files[f"search/errors/c{n}.json"]) for n in range(count)}
+    for page in shipped.pages.values():
+        card = cards[errorindex.fnv1a(page.id) % count][page.id]
+        assert (card["title"], card["url"]) == (page.entry.title, page.url)
+    assert sum(len(c) for c in cards.values()) == len(shipped.pages)
 
 
 def test_shard_counts_grow_with_the_index() -> None:

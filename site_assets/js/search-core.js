@@ -49,26 +49,31 @@ function SearchCoreFactory(core) {
       shard.signatures.forEach(function (row) { rows.push(row); });
     });
     rows.sort(function (a, b) {
-      return (entries.get(a[0]).n - entries.get(b[0]).n) || (a[1] - b[1]);
+      return (entries.get(a[0])[0] - entries.get(b[0])[0]) || (a[1] - b[1]);
     });
     var records = [];
     var byId = new Map();
     rows.forEach(function (row) {
       var record = byId.get(row[0]);
       if (!record) {
-        var entry = entries.get(row[0]);
-        record = { id: row[0], title: entry.title, url: entry.url, severity: entry.severity,
-                   category: entry.category, summary: entry.summary, causes: entry.causes,
+        /* Title and link come from the entry's card, once it has matched (cardName). */
+        record = { id: row[0], title: "", url: "", causes: entries.get(row[0])[1],
                    signatures: [] };
         byId.set(row[0], record);
         records.push(record);
       }
       record.signatures.push({ text: row[2], weight: row[3], context: row[4] });
     });
-    return { index: new core.Index(records), records: byId };
+    return new core.Index(records);
   }
 
-  return { fnv1a: fnv1a, queryKeys: queryKeys, shardNames: shardNames, assemble: assemble };
+  /* The card file that holds what a result shows of entry `id`. */
+  function cardName(id, counts) {
+    return "c" + (fnv1a(id) % counts.c) + ".json";
+  }
+
+  return { fnv1a: fnv1a, queryKeys: queryKeys, shardNames: shardNames, assemble: assemble,
+           cardName: cardName };
 }
 
 if (typeof module !== "undefined" && module.exports) module.exports = SearchCoreFactory;

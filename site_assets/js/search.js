@@ -14,7 +14,7 @@
   var ERRORS = ROOT + "search/errors/";
   var ERROR_RESULTS = 5;
   var PAGE_RESULTS = 8;
-  var FULL_TEXT_CHARS = 200;
+  var FULL_TEXT_WORDS = 10;
   var ERROR_LINE = /(error|exception|failed|killed|fault|abort|warning)/i;
 
   var core = self.DiagnoseCoreFactory();
@@ -40,15 +40,19 @@
     return cache.get(name);
   }
 
+  var MAX_CARDS = 20;
+
   function errorMatches(text) {
     return fetchJson("meta.json").then(function (metaShard) {
       var names = shards.shardNames(text, metaShard.shards);
       return Promise.all(names.map(fetchJson)).then(function (loaded) {
-        var built = shards.assemble([metaShard].concat(loaded));
-        return core.diagnose(built.index, text).matches.map(function (match) {
-          var record = built.records.get(match.id);
-          return { match: match, record: record };
-        });
+        var index = shards.assemble([metaShard].concat(loaded));
+        var matches = core.diagnose(index, text).matches.slice(0, MAX_CARDS);
+        return Promise.all(matches.map(function (match) {
+          return fetchJson(shards.cardName(match.id, metaShard.shards)).then(function (cards) {
+            return { match: match, record: cards[match.id] };
+          });
+        }));
       });
     });
   }
@@ -68,14 +72,19 @@
   }
 
   /* A traceback is too long for a word search: use its last error line (Python prints the
-   * exception last), else its first line. */
+   * exception last), else its first line; of a long line, the words without digits or paths
+   * (sizes, addresses and file names are not in any page). */
   function fullTextQuery(text) {
     var lines = text.split(/\r\n|\r|\n/).map(function (l) { return l.trim(); })
       .filter(Boolean);
     var query = lines.length > 1
       ? (lines.filter(function (l) { return ERROR_LINE.test(l); }).pop() || lines[0])
       : (lines[0] || "");
-    return query.length > FULL_TEXT_CHARS ? query.slice(0, FULL_TEXT_CHARS) : query;
+    var words = query.split(/\s+/);
+    if (words.length > FULL_TEXT_WORDS) {
+      words = words.filter(function (w) { return !/[0-9\/\\]/.test(w); }).slice(0, FULL_TEXT_WORDS);
+    }
+    return words.join(" ");
   }
 
   function activeFilters() {
@@ -162,21 +171,32 @@
       (!filters.severity || filters.severity === record.severity);
   }
 
-  function errorItem(found) {
+  /* Contributor prose with `code spans`, as text nodes. */
+  function prose(text) {
+    var p = el("p");
+    text.split("`").forEach(function (part, n) {
+      if (part) p.appendChild(n % 2 ? el("code", null, part) : document.createTextNode(part));
+    });
+    return p;
+  }
+
+  function errorItem(found, previousLine) {
     var match = found.match;
-    var badge = el("span", "enc-search-badge",
-      match.collateral_of ? "matches your error (caused by another match)" : "matches your error");
+    var badge = el("span", "enc-search-badge" + (match.collateral_of ? " enc-search-badge--collateral" : ""),
+      (match.collateral_of ? "matches your error, caused by another match" : "matches your error") +
+      " · " + match.confidence + " confidence");
     var parts = [badge];
-    if (match.evidence.length) {
-      parts.push(el("code", "enc-search-evidence", match.evidence[0].text));
-    }
-    parts.push(el("p", null, found.record.summary));
-    return item(ROOT + found.record.url, match.title, parts, "enc-search-error");
+    var line = match.evidence.length ? match.evidence[0].text : null;
+    if (line && line !== previousLine) parts.push(el("code", "enc-search-evidence", line));
+    parts.push(prose(found.record.summary));
+    return item(ROOT + found.record.url, found.record.title, parts, "enc-search-error");
   }
 
   function pageItem(data) {
     var parts = [excerpt(data.excerpt || "")];
-    return item(data.url, (data.meta && data.meta.title) || data.url, parts);
+    /* Titles come from the heading, with its permalink sign. */
+    var title = ((data.meta && data.meta.title) || data.url).replace(/\s*\u00b6$/, "");
+    return item(data.url, title, parts);
   }
 
   var shownPages = [];
@@ -202,9 +222,11 @@
     seen = new Set();
     var kept = errors.filter(function (f) { return passesFilters(f.record); })
       .slice(0, ERROR_RESULTS);
+    var previousLine = null;
     kept.forEach(function (found) {
       seen.add(new URL(ROOT + found.record.url, location.href).pathname);
-      list.appendChild(errorItem(found));
+      list.appendChild(errorItem(found, previousLine));
+      if (found.match.evidence.length) previousLine = found.match.evidence[0].text;
     });
     shownPages = pages;
     shownCount = 0;

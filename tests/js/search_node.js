@@ -16,11 +16,11 @@ const cases = JSON.parse(fs.readFileSync(process.argv[3], "utf8"));
 const out = {};
 for (const [name, text] of Object.entries(cases)) {
   const names = search.shardNames(text, meta.shards);
-  const built = search.assemble([meta].concat(names.map(load)));
-  out[name] = {
-    keys: Array.from(search.queryKeys(text)).sort(),
-    shards: names,
-    matches: core.diagnose(built.index, text).matches,
-  };
+  const index = search.assemble([meta].concat(names.map(load)));
+  const matches = core.diagnose(index, text).matches.map((m) => {
+    const card = load(search.cardName(m.id, meta.shards))[m.id];
+    return { ...m, title: card.title, url: card.url };
+  });
+  out[name] = { keys: Array.from(search.queryKeys(text)).sort(), shards: names, matches };
 }
 process.stdout.write(JSON.stringify(out));
