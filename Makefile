@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN = $(VENV)/bin
 STAMP = $(VENV)/.installed
 
-.PHONY: serve test lint build check new bench clean
+.PHONY: serve test lint build check new bench bench-search clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ new: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python scripts/bench_diagnose.py
+
+# Builds sites of 1,000 and 5,000 synthetic entries (minutes on two cores); SITES=dir keeps them.
+bench-search: $(STAMP)
+	$(BIN)/python scripts/bench_search.py $(if $(SITES),--sites $(SITES))
 
 lint: $(STAMP)
 	$(BIN)/ruff check generator tests scripts

@@ -15,8 +15,9 @@ from mkdocs.plugins import BasePlugin, get_plugin_logger
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
-from . import csp, errorindex, exports, fulltext
+from . import csp, errorindex, exports, fulltext, seo
 from .link import Encyclopedia, build_encyclopedia
+from .link import Page as EntryPage
 from .problems import EntryError, Problem
 from .render import TEMPLATES, render_site
 
@@ -65,6 +66,7 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
         self.last_good: Encyclopedia | None = None
         self.problems: tuple[Problem, ...] = ()
         self.serving = False
+        self.entry_pages: dict[str, EntryPage] = {}  # MkDocs src_uri -> the entry it shows
 
     def _path(self, config: MkDocsConfig, value: str) -> Path:
         root = Path(config.config_file_path or ".").resolve().parent
@@ -98,6 +100,7 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
     def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
         assert self.encyclopedia is not None, "on_pre_build runs first"
         enc = self.encyclopedia
+        self.entry_pages = {p.src_uri: p for p in enc.pages.values()}
         pages = render_site(
             enc, self.config.edit_url, self._path(config, self.config.overrides_dir)
         )
@@ -127,6 +130,11 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
         return csp.add_policy(output, "'none'" if takes_log else "'self'")
 
     def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str:
+        entry = self.entry_pages.get(page.file.src_uri)
+        script = seo.faq_jsonld(entry) if entry else None
+        if script and "</head>" in output:
+            at = output.index("</head>")
+            output = output[:at] + script + "\n" + output[at:]
         return self._finish(output, page.file.src_uri, bool(page.meta.get("diagnose")))
 
     def on_post_template(

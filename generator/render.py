@@ -15,7 +15,7 @@ from typing import Any
 
 import jinja2
 
-from . import faq
+from . import faq, seo
 from .escape import Md, attr, block, code_block, inline
 from .link import CategoryPage, Encyclopedia, Page, relative_uri
 from .model import SEVERITIES
@@ -100,6 +100,7 @@ def environment(override_dir: Path | None = None) -> jinja2.Environment:
     env.tests["one_line"] = lambda code: "\n" not in code.strip()
     env.globals.update(
         front_matter=_front_matter,
+        meta_description=seo.meta_description,
         severities=SEVERITIES,
         severity_text=SEVERITY_TEXT,
     )
