@@ -13,6 +13,7 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, get_plugin_logger
 from mkdocs.structure.files import File, Files
+from mkdocs.structure.nav import Navigation, Section
 from mkdocs.structure.pages import Page
 
 from . import csp, errorindex, exports, fulltext, seo
@@ -111,6 +112,27 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
         for name, content in errorindex.error_index(enc).items():
             files.append(File.generated(config, name, content=content))
         return files
+
+    def on_nav(self, nav: Navigation, *, config: MkDocsConfig, files: Files) -> Navigation:
+        # Every category is one click away in the sidebar and the mobile drawer: "Categories"
+        # becomes a section holding the overview and each category's page.
+        assert self.encyclopedia is not None, "on_pre_build runs first"
+        overview = next(
+            (i for i in nav.items if isinstance(i, Page) and i.file.src_uri == "categories.md"),
+            None,
+        )
+        if overview is None:
+            return nav
+        children: list[Page] = [overview]
+        for category in self.encyclopedia.categories:
+            file = files.get_file_from_path(f"{category.slug}/index.md")
+            if file is not None and isinstance(file.page, Page):
+                children.append(file.page)
+        section = Section("Categories", list(children))
+        for child in children:
+            child.parent = section
+        nav.items[nav.items.index(overview)] = section
+        return nav
 
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         if not self.config.full_text:

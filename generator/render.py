@@ -63,6 +63,22 @@ def _front_matter(**fields: Any) -> Md:
     return Md("---\n" + "\n".join(lines) + "\n---")
 
 
+def tag_groups(
+    enc: Encyclopedia,
+) -> list[tuple[CategoryPage, list[tuple[str, tuple[Page, ...]]]]]:
+    """Tags by the category that holds most of their entries (the earlier category on a tie),
+    categories in their order, tags alphabetical within each."""
+    order = {c.slug: n for n, c in enumerate(enc.categories)}
+    groups: dict[str, list[tuple[str, tuple[Page, ...]]]] = {}
+    for tag, pages in enc.tags.items():
+        counts: dict[str, int] = {}
+        for page in pages:
+            counts[page.category] = counts.get(page.category, 0) + 1
+        home = min(counts, key=lambda slug: (-counts[slug], order[slug]))
+        groups.setdefault(home, []).append((tag, pages))
+    return [(c, groups[c.slug]) for c in enc.categories if c.slug in groups]
+
+
 def _html_text(value: Any) -> Any:
     if isinstance(value, str):
         return html.escape(value, quote=True)
@@ -129,7 +145,7 @@ def render_site(
     add("categories.md.j2", "categories.md")
     add("severity.md.j2", "severity.md")
     add("diagnose.md.j2", "diagnose.md")
-    add("tags.md.j2", "tags/index.md", tags=enc.tags, about=enc.tag_about)
+    add("tags.md.j2", "tags/index.md", tag_groups=tag_groups(enc), about=enc.tag_about)
     for tag, tagged in enc.tags.items():
         add("tag.md.j2", f"tags/{tag}.md", tag=tag, tagged=tagged, about=enc.tag_about.get(tag))
     for category in enc.categories:

@@ -101,11 +101,14 @@ def test_alias_redirects_to_the_entry(fixture_site: Path) -> None:
 def test_sidebar_is_short(fixture_site: Path) -> None:
     html = read(fixture_site, "memory/alpha-oom/index.html")
     nav = html[html.index('<nav class="md-nav md-nav--primary"') :]
-    nav = nav[: nav.index("</nav>")]
+    nav = nav[: nav.index('<nav class="md-nav md-nav--secondary"')]
     labels = re.findall(r'<span class="md-ellipsis">\s*([^<]+?)\s*</span>', nav)
     assert labels == [
         "Home",
+        "Categories",  # the section, holding the overview and each category
         "Categories",
+        "Memory",
+        "GPU kernels",
         "Tags",
         "Severity",
         "Diagnose",
@@ -201,3 +204,21 @@ def test_entry_top_answers_at_a_glance(fixture_site: Path) -> None:
     assert page.index("<h1") < page.index('class="md-tags') < page.index('class="enc-glance"')
     alpha = read(fixture_site, "memory/alpha-oom/index.html")
     assert "loss.backward()" not in alpha[alpha.index("enc-glance") : alpha.index('id="fix"')]
+
+
+def test_categories_list_their_entries_with_severity(fixture_site: Path) -> None:
+    page = read(fixture_site, "categories/index.html")
+    kernels = page[page.index('id="kernels"') :]
+    items = re.findall(
+        r'<li><span class="enc-badge enc-severity-(\w+)">\w+</span>\s*<a href="([^"]+)"', kernels
+    )
+    assert ("critical", "../kernels/beta-illegal-access/") in items
+
+
+def test_tag_index_groups_tags_by_the_category_of_most_of_their_entries(
+    fixture_site: Path,
+) -> None:
+    page = read(fixture_site, "tags/index.html")
+    memory, kernels = page.index('id="memory"'), page.index('id="kernels"')
+    assert memory < page.index('href="oom/"') < kernels
+    assert page.index('href="kernel/"') > kernels
