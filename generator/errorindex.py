@@ -10,6 +10,11 @@ query needs only the shards of its own words, plus the few signatures with no wh
 (`words`, `fnv1a`), and tests check the two agree and that a sharded search finds exactly what
 the whole index finds.
 
+A query names far more keys than the index holds (every word of a traceback, every gram of
+every word), so `meta.json` also carries a Bloom filter of the keys that are filed: a query
+fetches only the shards of keys the filter may hold. A Bloom filter has no false negatives, so
+nothing that could match is skipped; a false positive (about 1 in 100) costs one shard fetch.
+
 Rows keep each signature's place in the whole index (`entry` order, `at` within the entry), so
 the index a query assembles from its shards is the whole index with signatures that cannot
 match left out, in the same order, and the matcher's result is the same. What a result shows
@@ -19,6 +24,7 @@ hash of the entry id, fetched only for the entries that matched.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from collections.abc import Iterator
@@ -34,8 +40,10 @@ ERRORS_DIR = "search/errors"
 WORD = re.compile(r"[a-z0-9_]+")
 MIN_WORD = 3  # shorter whole words ("to", "of") are in most queries: each would load a shard
 GRAM = 4  # the length of the prefix, suffix and inner grams that file the other signatures
-TARGET_BYTES = {"w": 12 * 1024, "g": 3 * 1024, "c": 8 * 1024}  # words, grams, cards
+TARGET_BYTES = {"w": 6 * 1024, "g": 3 * 1024, "c": 8 * 1024}  # words, grams, cards
 SUMMARY_CHARS = 200
+BLOOM_BITS_PER_KEY = 10  # about 1% false positives with BLOOM_HASHES
+BLOOM_HASHES = 7
 
 
 def _words(signature: str) -> Iterator[tuple[str, bool, bool]]:
@@ -50,8 +58,9 @@ def key(signature: str) -> str | None:
     """The key a signature is filed under, chosen so that every text the signature matches
     yields it among `query_keys`. Cheapest kind first: its longest whole word ("w:"); else the
     start of a word ("p:", the text's word begins with it) or its end ("s:"); else a gram inside
-    a word ("g:", filed in the gram shards, of which a query loads more). None: no word is long
-    enough, and the signature is loose (every query loads it)."""
+    a word ("g:"). Affix and gram keys are filed in the small gram shards, of which a query
+    loads more. None: no word is long enough, and the signature is loose (every query loads
+    it)."""
     whole, affix, inner = "", "", ""
     for word, left, right in _words(signature):
         if left and right:
@@ -89,6 +98,21 @@ def fnv1a(key: str) -> int:
     for char in key:
         value = ((value ^ ord(char)) * 0x01000193) & 0xFFFFFFFF
     return value
+
+
+def bloom_bits(key: str, size: int) -> list[int]:
+    """The filter bits of `key` (double hashing; search-core.js computes the same)."""
+    first, step = fnv1a(key), fnv1a("#" + key) | 1
+    return [(first + i * step) % size for i in range(BLOOM_HASHES)]
+
+
+def bloom(keys: set[str]) -> dict[str, Any]:
+    size = max(64, len(keys) * BLOOM_BITS_PER_KEY)
+    bits = bytearray((size + 7) // 8)
+    for found in keys:
+        for bit in bloom_bits(found, size):
+            bits[bit // 8] |= 1 << (bit % 8)
+    return {"size": size, "bits": base64.b64encode(bytes(bits)).decode("ascii")}
 
 
 @dataclass(frozen=True)
@@ -160,7 +184,9 @@ def error_index(enc: Encyclopedia) -> dict[str, str]:
             if found is None:
                 loose.append(Row(n, at, sig))
             else:
-                spaces["g" if found.startswith("g:") else "w"].append((found, Row(n, at, sig)))
+                # Whole words in the word shards; the rarer affix and gram keys, of which a
+                # query names many more, in the small gram shards.
+                spaces["w" if found.startswith("w:") else "g"].append((found, Row(n, at, sig)))
     files: dict[str, str] = {}
     counts: dict[str, int] = {}
 
@@ -183,5 +209,8 @@ def error_index(enc: Encyclopedia) -> dict[str, str]:
         files[f"{ERRORS_DIR}/c{n}.json"] = _json(
             {p.id: _card(p, titles[p.category]) for p in chosen}
         )
-    files[f"{ERRORS_DIR}/meta.json"] = _json({**_shard(loose, pages), "shards": counts})
+    keys = {found for keyed in spaces.values() for found, _ in keyed}
+    files[f"{ERRORS_DIR}/meta.json"] = _json(
+        {**_shard(loose, pages), "shards": counts, "bloom": bloom(keys)}
+    )
     return files

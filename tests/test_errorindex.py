@@ -3,6 +3,7 @@ signature can be in, so the sharded search finds exactly what the whole index fi
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import re
@@ -180,3 +181,24 @@ def test_sharded_search_in_javascript_finds_what_the_whole_index_finds(
             loaded.append(len(results[name]["shards"]))
     # A short query loads a part of the index, not all of it.
     assert loaded and sorted(loaded)[len(loaded) // 2] < count
+
+
+def _holds(filter_: dict[str, Any], key: str) -> bool:
+    bits = base64.b64decode(filter_["bits"])
+    return all(
+        bits[bit // 8] >> (bit % 8) & 1 for bit in errorindex.bloom_bits(key, filter_["size"])
+    )
+
+
+def test_the_key_filter_holds_every_filed_key_and_few_others(shipped: Encyclopedia) -> None:
+    files = errorindex.error_index(shipped)
+    filter_ = json.loads(files["search/errors/meta.json"])["bloom"]
+    filed = {
+        k
+        for p in shipped.pages.values()
+        for s in p.entry.signatures
+        if (k := errorindex.key(s.text))
+    }
+    assert all(_holds(filter_, k) for k in filed)
+    others = [f"w:word{n}" for n in range(5000)]
+    assert sum(_holds(filter_, k) for k in others) < 0.03 * len(others)

@@ -31,10 +31,30 @@ function SearchCoreFactory(core) {
     return keys;
   }
 
-  function shardNames(text, counts) {
+  var BLOOM_HASHES = 7;
+
+  /* Whether the filter of filed keys may hold `key` (errorindex.bloom_bits). */
+  function mayHold(filter, key) {
+    if (!filter.bytes) {
+      var raw = atob(filter.bits);
+      filter.bytes = new Uint8Array(raw.length);
+      for (var i = 0; i < raw.length; i++) filter.bytes[i] = raw.charCodeAt(i);
+    }
+    var first = fnv1a(key), step = (fnv1a("#" + key) | 1) >>> 0;
+    for (var n = 0; n < BLOOM_HASHES; n++) {
+      var bit = (first + n * step) % filter.size;
+      if (!(filter.bytes[bit >> 3] & (1 << (bit & 7)))) return false;
+    }
+    return true;
+  }
+
+  /* The shard files a query needs: those of its keys that the index may hold. */
+  function shardNames(text, meta) {
+    var counts = meta.shards;
     var names = new Set();
     queryKeys(text).forEach(function (key) {
-      var space = key.charAt(0) === "g" ? "g" : "w";
+      if (!mayHold(meta.bloom, key)) return;
+      var space = key.charAt(0) === "w" ? "w" : "g";
       names.add(space + (fnv1a(key) % counts[space]) + ".json");
     });
     return Array.from(names).sort();
@@ -68,8 +88,8 @@ function SearchCoreFactory(core) {
   }
 
   /* The card file that holds what a result shows of entry `id`. */
-  function cardName(id, counts) {
-    return "c" + (fnv1a(id) % counts.c) + ".json";
+  function cardName(id, meta) {
+    return "c" + (fnv1a(id) % meta.shards.c) + ".json";
   }
 
   return { fnv1a: fnv1a, queryKeys: queryKeys, shardNames: shardNames, assemble: assemble,

@@ -44,12 +44,12 @@
 
   function errorMatches(text) {
     return fetchJson("meta.json").then(function (metaShard) {
-      var names = shards.shardNames(text, metaShard.shards);
+      var names = shards.shardNames(text, metaShard);
       return Promise.all(names.map(fetchJson)).then(function (loaded) {
         var index = shards.assemble([metaShard].concat(loaded));
         var matches = core.diagnose(index, text).matches.slice(0, MAX_CARDS);
         return Promise.all(matches.map(function (match) {
-          return fetchJson(shards.cardName(match.id, metaShard.shards)).then(function (cards) {
+          return fetchJson(shards.cardName(match.id, metaShard)).then(function (cards) {
             return { match: match, record: cards[match.id] };
           });
         }));

@@ -15,10 +15,10 @@ const meta = load("meta.json");
 const cases = JSON.parse(fs.readFileSync(process.argv[3], "utf8"));
 const out = {};
 for (const [name, text] of Object.entries(cases)) {
-  const names = search.shardNames(text, meta.shards);
+  const names = search.shardNames(text, meta);
   const index = search.assemble([meta].concat(names.map(load)));
   const matches = core.diagnose(index, text).matches.map((m) => {
-    const card = load(search.cardName(m.id, meta.shards))[m.id];
+    const card = load(search.cardName(m.id, meta))[m.id];
     return { ...m, title: card.title, url: card.url };
   });
   out[name] = { keys: Array.from(search.queryKeys(text)).sort(), shards: names, matches };
