@@ -45,11 +45,13 @@ RuntimeError: CUDA error: an illegal memory access was encountered
 CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
 """  # noqa: E501
 
-# Type the query's last character as a keystroke; time until the results are rendered; sum
-# the transfer sizes of everything fetched after the keystroke.
+# Put the query in the box (an input event, or a paste); time until the first results are on
+# screen (the error matches, else the full-text ones); wait for all results; sum the transfer
+# sizes of everything fetched after the keystroke.
 MEASURE = """async ([query, pasted]) => {
   const input = document.querySelector('[data-enc-search-input]');
   const before = document.body.getAttribute('data-enc-search-done');
+  const beforeFirst = document.body.getAttribute('data-enc-search-first');
   input.focus();
   const t0 = performance.now();
   if (pasted) {
@@ -61,14 +63,17 @@ MEASURE = """async ([query, pasted]) => {
     input.value = query;
     input.dispatchEvent(new Event('input'));
   }
-  while (document.body.getAttribute('data-enc-search-done') === before) {
+  while (document.body.getAttribute('data-enc-search-first') === beforeFirst) {
     await new Promise(r => requestAnimationFrame(r));
   }
   const ms = performance.now() - t0;
+  while (document.body.getAttribute('data-enc-search-done') === before) {
+    await new Promise(r => requestAnimationFrame(r));
+  }
   const bytes = performance.getEntriesByType('resource')
     .filter(e => e.startTime >= t0).reduce((n, e) => n + e.transferSize, 0);
-  const first = document.querySelector('li.md-search-result__item a');
-  return {ms, bytes, first: first ? new URL(first.href).pathname : null};
+  const top = document.querySelector('li.md-search-result__item a');
+  return {ms, bytes, first: top ? new URL(top.href).pathname : null};
 }"""
 
 
@@ -114,7 +119,7 @@ def measure(site: Path, runs: int) -> None:
 
 def site_for(count: str, sites: Path) -> Path:
     site = sites / f"site-{count}"
-    if (site / "pagefind").is_dir():
+    if (site / "pagefind" / "pagefind-entry.json").is_file():
         return site
     if count == "shipped":
         entries = ROOT / "entries"
@@ -123,13 +128,20 @@ def site_for(count: str, sites: Path) -> Path:
         # synthetic copies of them up to `count` (scripts/bench_build.py).
         entries = sites / f"entries-{count}"
         if not entries.is_dir():
-            shutil.copytree(ROOT / "entries", entries)
-            shipped = sum(1 for p in entries.glob("*/*.yaml") if p.name != "_category.yaml")
-            copies = sites / f"copies-{count}"
+            # Made under another name and renamed when complete: an interrupted run leaves
+            # nothing a later run would take for a finished corpus.
+            part, copies = sites / f"entries-{count}.part", sites / f"copies-{count}.part"
+            shutil.rmtree(part, ignore_errors=True)
+            shutil.rmtree(copies, ignore_errors=True)
+            shutil.copytree(ROOT / "entries", part)
+            shipped = sum(1 for p in part.glob("*/*.yaml") if p.name != "_category.yaml")
+            copies.mkdir()
             synthetic(copies, int(count) - shipped)
             for path in copies.glob("*/*.yaml"):
                 if path.name != "_category.yaml":
-                    shutil.copy(path, entries / path.parent.name / path.name)
+                    shutil.copy(path, part / path.parent.name / path.name)
+            shutil.rmtree(copies)
+            part.rename(entries)
     seconds = build(entries, site)
     print(f"built {count} in {seconds:.0f} s")
     return site

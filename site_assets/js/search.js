@@ -217,10 +217,21 @@
     });
   }
 
-  function render(errors, pages) {
+  var kept = [];
+
+  function summary(pages) {
+    var total = kept.length + (pages ? pages.length : 0);
+    meta.textContent = pages && total === 0 ? "No matching entries"
+      : (kept.length ? kept.length + " matching your error message" : "") +
+        (kept.length && pages && pages.length ? ", " : "") +
+        (pages ? (pages.length ? pages.length + " by full text" : "") : (kept.length ? "" : "Searching…"));
+  }
+
+  /* The error matches are shown as soon as they are known; full-text results follow. */
+  function renderErrors(errors) {
     list.textContent = "";
     seen = new Set();
-    var kept = errors.filter(function (f) { return passesFilters(f.record); })
+    kept = errors.filter(function (f) { return passesFilters(f.record); })
       .slice(0, ERROR_RESULTS);
     var previousLine = null;
     kept.forEach(function (found) {
@@ -228,13 +239,13 @@
       list.appendChild(errorItem(found, previousLine));
       if (found.match.evidence.length) previousLine = found.match.evidence[0].text;
     });
+    summary(null);
+  }
+
+  function renderPages(pages) {
     shownPages = pages;
     shownCount = 0;
-    var total = kept.length + pages.length;
-    meta.textContent = total === 0 ? "No matching entries"
-      : (kept.length ? kept.length + " matching your error message" : "") +
-        (kept.length && pages.length ? ", " : "") +
-        (pages.length ? pages.length + " by full text" : "");
+    summary(pages);
     return showMore(null).then(function () {
       if (shownCount < shownPages.length) {
         var li = el("li", "enc-search-more");
@@ -267,12 +278,18 @@
       meta.textContent = "Type to search, or paste an error message or a traceback";
       return Promise.resolve();
     }
-    var errors = errorMatches(text).catch(function () { return []; });
     var pages = fullText(text).catch(function () { return []; });
-    return Promise.all([errors, pages]).then(function (both) {
+    return errorMatches(text).catch(function () { return []; }).then(function (errors) {
       if (ticket !== latest) return null;
-      return render(both[0], both[1]).then(function () {
-        if (ticket === latest) document.body.setAttribute("data-enc-search-done", String(ticket));
+      renderErrors(errors);
+      if (kept.length) document.body.setAttribute("data-enc-search-first", String(ticket));
+      return pages.then(function (found) {
+        if (ticket !== latest) return null;
+        return renderPages(found).then(function () {
+          if (ticket !== latest) return;
+          document.body.setAttribute("data-enc-search-first", String(ticket));
+          document.body.setAttribute("data-enc-search-done", String(ticket));
+        });
       });
     });
   }
