@@ -103,6 +103,20 @@ def test_diagnose_page_pasted_log_makes_no_request(page: Any, shipped_url: str) 
     assert [u for u in requests if not u.startswith("blob:")] == []
 
 
+@pytest.mark.parametrize(
+    ("log", "lines"), [("a\nb\nc\nd\ne\n", 5), ("a\nb\nc\nd\ne", 5), ("one line", 1)]
+)
+def test_diagnose_page_counts_lines_as_the_matcher_numbers_them(
+    page: Any, shipped_url: str, log: str, lines: int
+) -> None:
+    page.goto(shipped_url + "/diagnose/")
+    page.fill("#enc-log", log)
+    page.click(".enc-diagnose-run")
+    diagnosed(page)
+    status = page.inner_text(".enc-diagnose-status")
+    assert status.startswith(f"Read {lines} line"), status
+
+
 def test_diagnose_page_rejects_network_even_if_asked(page: Any, shipped_url: str) -> None:
     """The policy holds for the page and for blob workers: a fetch from either is refused."""
     page.goto(shipped_url + "/diagnose/")

@@ -16,7 +16,10 @@
       read.then(function (text) {
         var result = DiagnoseCore.diagnose(index, text, msg.top);
         result.ms = Date.now() - started;
-        result.lines = text.length ? text.split("\n").length : 0;
+        /* Lines as the matcher numbers them (by line feed); a final newline ends the last
+         * line rather than starting another. */
+        var feeds = text.split("\n").length - 1;
+        result.lines = feeds + (text.length && text.charAt(text.length - 1) !== "\n" ? 1 : 0);
         self.postMessage(result);
       }).catch(function (err) { self.postMessage({ error: String(err) }); });
     };
