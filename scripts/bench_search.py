@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from scripts.bench_build import build, synthetic  # noqa: E402
+from tests.search_cases import PUT_QUERY  # noqa: E402
 from tests.support import serve_dir  # noqa: E402
 
 QUERIES = [
@@ -48,21 +49,14 @@ CUDA kernel errors might be asynchronously reported at some other API call, so t
 # Put the query in the box (an input event, or a paste); time until the first results are on
 # screen (the error matches, else the full-text ones); wait for all results; sum the transfer
 # sizes of everything fetched after the keystroke.
-MEASURE = """async ([query, pasted]) => {
-  const input = document.querySelector('[data-enc-search-input]');
+MEASURE = (
+    """async ([query, pasted]) => {
   const before = document.body.getAttribute('data-enc-search-done');
   const beforeFirst = document.body.getAttribute('data-enc-search-first');
-  input.focus();
   const t0 = performance.now();
-  if (pasted) {
-    const data = new DataTransfer();
-    data.setData('text/plain', query);
-    input.value = '';
-    input.dispatchEvent(new ClipboardEvent('paste', {clipboardData: data, bubbles: true}));
-  } else {
-    input.value = query;
-    input.dispatchEvent(new Event('input'));
-  }
+  ("""
+    + PUT_QUERY
+    + """)(query, pasted);
   while (document.body.getAttribute('data-enc-search-first') === beforeFirst) {
     await new Promise(r => requestAnimationFrame(r));
   }
@@ -75,6 +69,7 @@ MEASURE = """async ([query, pasted]) => {
   const top = document.querySelector('li.md-search-result__item a');
   return {ms, bytes, first: top ? new URL(top.href).pathname : null};
 }"""
+)
 
 
 def measure(site: Path, runs: int) -> None:

@@ -14,6 +14,22 @@ from generator.link import Encyclopedia, Page
 
 TYPED = Path(__file__).parent / "search" / "typed.json"
 
+# How a reader puts a query into the search box, as JavaScript for page.evaluate: typed (one
+# input event) or pasted (a paste event, which the box flattens for display and searches whole).
+PUT_QUERY = """(query, pasted) => {
+  const input = document.querySelector('[data-enc-search-input]');
+  input.focus();
+  if (pasted) {
+    const data = new DataTransfer();
+    data.setData('text/plain', query);
+    input.value = '';
+    input.dispatchEvent(new ClipboardEvent('paste', {clipboardData: data, bubbles: true}));
+  } else {
+    input.value = query;
+    input.dispatchEvent(new Event('input'));
+  }
+}"""
+
 
 @dataclass(frozen=True)
 class Query:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from generator.link import build_encyclopedia
-from tests.search_cases import Query, pasted_queries, typed_queries
+from tests.search_cases import PUT_QUERY, Query, pasted_queries, typed_queries
 from tests.support import ROOT
 
 pytestmark = pytest.mark.browser
@@ -25,19 +25,12 @@ SHARED = {
 
 # Put the query in the box as a reader does (an input event), wait for the results of this
 # query to be rendered, return the entry ids in order.
-RESULTS = """async ([query, pasted]) => {
-  const input = document.querySelector('[data-enc-search-input]');
+RESULTS = (
+    """async ([query, pasted]) => {
   const before = document.body.getAttribute('data-enc-search-done');
-  input.focus();
-  if (pasted) {
-    const data = new DataTransfer();
-    data.setData('text/plain', query);
-    input.value = '';
-    input.dispatchEvent(new ClipboardEvent('paste', {clipboardData: data, bubbles: true}));
-  } else {
-    input.value = query;
-    input.dispatchEvent(new Event('input'));
-  }
+  ("""
+    + PUT_QUERY
+    + """)(query, pasted);
   const until = Date.now() + 10000;
   while (document.body.getAttribute('data-enc-search-done') === before && Date.now() < until) {
     await new Promise(r => setTimeout(r, 10));
@@ -46,6 +39,7 @@ RESULTS = """async ([query, pasted]) => {
     .map(a => ({id: new URL(a.href).pathname.split('/').filter(Boolean).pop(),
                 error: a.parentElement.classList.contains('enc-search-error')}));
 }"""
+)
 
 
 @pytest.fixture(scope="module")
