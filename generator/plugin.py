@@ -152,11 +152,7 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
         return csp.add_policy(output, "'none'" if takes_log else "'self'")
 
     def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str:
-        entry = self.entry_pages.get(page.file.src_uri)
-        script = seo.faq_jsonld(entry) if entry else None
-        if script and "</head>" in output:
-            at = output.index("</head>")
-            output = output[:at] + script + "\n" + output[at:]
+        output = seo.with_faq_data(output, self.entry_pages.get(page.file.src_uri))
         return self._finish(output, page.file.src_uri, bool(page.meta.get("diagnose")))
 
     def on_post_template(

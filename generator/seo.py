@@ -48,3 +48,12 @@ def faq_jsonld(page: Page) -> str | None:
     text = json.dumps(data, ensure_ascii=True, sort_keys=True)
     text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return f'<script type="application/ld+json">{text}</script>'
+
+
+def with_faq_data(page_html: str, page: Page | None) -> str:
+    """`page_html` with the entry's FAQPage data at the end of its head, if it has questions."""
+    script = faq_jsonld(page) if page else None
+    if script is None or "</head>" not in page_html:
+        return page_html
+    at = page_html.index("</head>")
+    return page_html[:at] + script + "\n" + page_html[at:]
