@@ -4,11 +4,12 @@ a query loads only the few shards its own words point to, however many entries t
 Why a shard can be chosen from the query alone: a signature's literal pieces are substrings of
 any text it matches. A *whole word* of a piece (a run of `[a-z0-9_]` after ASCII lower-casing,
 with a non-word character of the piece on both sides) is therefore a whole word of that text
-too. Each signature is filed under one such word (its key), in shard `fnv1a(key) % shards`; a
-query needs only the shards of its own words, plus the few signatures with no whole word
-(`loose`), which every query loads. The JavaScript half is `site_assets/js/search.js`
-(`words`, `fnv1a`), and tests check the two agree and that a sharded search finds exactly what
-the whole index finds.
+too; a word that meets a piece's edge is the start, the end or a part of one of the text's
+words. Each signature is filed under one such key (`key`), in shard `fnv1a(key) % shards`; a
+query needs only the shards of the keys its own words yield (`query_keys`), plus the few
+signatures with no usable word (`loose`), which every query loads. The JavaScript half is
+`site_assets/js/search-core.js` (`queryKeys`, `fnv1a`, `mayHold`); tests check that the two
+agree and that a sharded search finds exactly what the whole index finds.
 
 A query names far more keys than the index holds (every word of a traceback, every gram of
 every word), so `meta.json` also carries a Bloom filter of the keys that are filed: a query
@@ -81,7 +82,7 @@ def key(signature: str) -> str | None:
 
 def query_keys(text: str) -> set[str]:
     """Every key a signature matching `text` can be filed under (the JavaScript half builds
-    the same set in search.js)."""
+    the same set in search-core.js)."""
     keys: set[str] = set()
     for word in WORD.findall(ascii_lower(text)):
         keys.add("w:" + word)
