@@ -40,7 +40,8 @@ from .model import Signature
 ERRORS_DIR = "search/errors"
 WORD = re.compile(r"[a-z0-9_]+")
 MIN_WORD = 3  # shorter whole words ("to", "of") are in most queries: each would load a shard
-GRAM = 4  # the length of the prefix, suffix and inner grams that file the other signatures
+GRAM = 4  # the shortest prefix, suffix or inner gram that files a signature
+GRAM_MAX = 12  # and the longest: a longer key is rarer, so its shard holds fewer other rows
 TARGET_BYTES = {"w": 6 * 1024, "g": 3 * 1024, "c": 8 * 1024}  # words, grams, cards
 SUMMARY_CHARS = 200
 BLOOM_BITS_PER_KEY = 10  # about 1% false positives with BLOOM_HASHES
@@ -59,9 +60,9 @@ def key(signature: str) -> str | None:
     """The key a signature is filed under, chosen so that every text the signature matches
     yields it among `query_keys`. Cheapest kind first: its longest whole word ("w:"); else the
     start of a word ("p:", the text's word begins with it) or its end ("s:"); else a gram inside
-    a word ("g:"). Affix and gram keys are filed in the small gram shards, of which a query
-    loads more. None: no word is long enough, and the signature is loose (every query loads
-    it)."""
+    a word ("g:"), each cut to at most GRAM_MAX characters. Affix and gram keys are filed in
+    the small gram shards, of which a query loads more. None: no word is long enough, and the
+    signature is loose (every query loads it)."""
     whole, affix, inner = "", "", ""
     for word, left, right in _words(signature):
         if left and right:
@@ -70,14 +71,16 @@ def key(signature: str) -> str | None:
         elif len(word) < GRAM:
             continue
         elif left or right:
-            affix = affix or (("p:" + word[:GRAM]) if left else ("s:" + word[-GRAM:]))
+            candidate = ("p:" + word[:GRAM_MAX]) if left else ("s:" + word[-GRAM_MAX:])
+            if len(candidate) > len(affix):
+                affix = candidate
         elif len(word) > len(inner):
             inner = word
     if whole:
         return "w:" + whole
     if affix:
         return affix
-    return "g:" + inner[:GRAM] if inner else None
+    return "g:" + inner[:GRAM_MAX] if inner else None
 
 
 def query_keys(text: str) -> set[str]:
@@ -86,10 +89,10 @@ def query_keys(text: str) -> set[str]:
     keys: set[str] = set()
     for word in WORD.findall(ascii_lower(text)):
         keys.add("w:" + word)
-        if len(word) >= GRAM:
-            keys.add("p:" + word[:GRAM])
-            keys.add("s:" + word[-GRAM:])
-            keys.update("g:" + word[i : i + GRAM] for i in range(len(word) - GRAM + 1))
+        for size in range(GRAM, min(len(word), GRAM_MAX) + 1):
+            keys.add("p:" + word[:size])
+            keys.add("s:" + word[-size:])
+            keys.update("g:" + word[i : i + size] for i in range(len(word) - size + 1))
     return keys
 
 
@@ -141,11 +144,12 @@ def _card(page: Page, category_title: str) -> dict[str, Any]:
 
 
 def _shard(rows: list[Row], pages: list[Page]) -> dict[str, Any]:
-    """The rows, and what the matcher needs of their entries: the order and the causes."""
+    """The rows, each naming its entry by its place `n` in the whole index, and what the matcher
+    needs of those entries: the id and the ids of the entries it causes."""
     return {
-        "entries": {pages[r.entry].id: [r.entry, causes(pages[r.entry])] for r in rows},
+        "entries": {str(r.entry): [pages[r.entry].id, causes(pages[r.entry])] for r in rows},
         "signatures": [
-            [pages[r.entry].id, r.at, r.signature.text, r.signature.score, r.signature.context]
+            [r.entry, r.at, r.signature.text, r.signature.score, int(r.signature.context)]
             for r in rows
         ],
     }

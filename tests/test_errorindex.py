@@ -35,8 +35,8 @@ def shipped() -> Encyclopedia:
         ("CUDA out of memory. Tried to allocate", "w:memory"),  # "allocate" meets the edge
         ("CUDA out of memory. Tried to allocate *", "w:allocate"),  # the space bounds it
         ("*.so: undefined symbol: *", "w:undefined"),
-        ("cudaErrorIllegalAddress", "g:cuda"),  # one word, both ends open: a gram inside it
-        ("in _lazy_init", "p:_laz"),  # a word begins with "_lazy_init"; "in" is too short
+        ("cudaErrorIllegalAddress", "g:cudaerrorill"),  # both ends open: a gram inside a word
+        ("in _lazy_init", "p:_lazy_init"),  # a word begins with "_lazy_init"; "in" is too short
         ("NVRM: Xid", "s:nvrm"),  # a word ends with "NVRM"; "Xid" is too short
         ("ab", None),
     ],
@@ -48,7 +48,9 @@ def test_key_is_the_cheapest_word_every_match_holds(signature: str, expected: st
 def test_query_keys_cover_whole_words_affixes_and_grams() -> None:
     keys = errorindex.query_keys("x cudaErrorIllegalAddress!")
     assert {"w:x", "w:cudaerrorillegaladdress", "p:cuda", "s:ress", "g:rill"} <= keys
+    assert {"p:cudaerrorill", "s:egaladdress", "g:errorillegal"} <= keys
     assert "p:x" not in keys  # shorter than a gram
+    assert "g:cudaerrorilleg" not in keys  # longer than GRAM_MAX
 
 
 _WORDS = st.text(alphabet="abcXYZ019_", min_size=1, max_size=8)
@@ -104,10 +106,13 @@ def test_every_evidence_line_of_every_example_yields_its_signature_key(
 def test_shards_hold_every_signature_once_in_order(shipped: Encyclopedia) -> None:
     files = errorindex.error_index(shipped)
     meta = json.loads(files["search/errors/meta.json"])
-    rows = list(meta["signatures"])
+    rows, names = list(meta["signatures"]), dict(meta["entries"])
     for space in ("w", "g"):
         for n in range(meta["shards"][space]):
-            rows += json.loads(files[f"search/errors/{space}{n}.json"])["signatures"]
+            shard = json.loads(files[f"search/errors/{space}{n}.json"])
+            rows += shard["signatures"]
+            names.update(shard["entries"])
+    rows = [[names[str(r[0])][0], r[1], r[2], r[3], bool(r[4])] for r in rows]
     expected = [
         [page.id, at, sig.text, sig.score, sig.context]
         for page in shipped.pages.values()

@@ -8,6 +8,7 @@ function SearchCoreFactory(core) {
 
   var WORD = /[a-z0-9_]+/g;
   var GRAM = 4;
+  var GRAM_MAX = 12;
 
   function fnv1a(key) {
     var hash = 0x811c9dc5;
@@ -23,10 +24,11 @@ function SearchCoreFactory(core) {
     var words = core.normalise(core.stripAnsi(text)).match(WORD) || [];
     words.forEach(function (word) {
       keys.add("w:" + word);
-      if (word.length < GRAM) return;
-      keys.add("p:" + word.slice(0, GRAM));
-      keys.add("s:" + word.slice(-GRAM));
-      for (var i = 0; i + GRAM <= word.length; i++) keys.add("g:" + word.slice(i, i + GRAM));
+      for (var size = GRAM; size <= Math.min(word.length, GRAM_MAX); size++) {
+        keys.add("p:" + word.slice(0, size));
+        keys.add("s:" + word.slice(-size));
+        for (var i = 0; i + size <= word.length; i++) keys.add("g:" + word.slice(i, i + size));
+      }
     });
     return keys;
   }
@@ -60,29 +62,28 @@ function SearchCoreFactory(core) {
     return Array.from(names).sort();
   }
 
-  /* The whole index, less the signatures the query cannot match, in the whole index's order. */
+  /* The whole index, less the signatures the query cannot match, in the whole index's order:
+   * rows name their entry by its place in the whole index. */
   function assemble(shards) {
     var entries = new Map();
     var rows = [];
     shards.forEach(function (shard) {
-      Object.keys(shard.entries).forEach(function (id) { entries.set(id, shard.entries[id]); });
+      Object.keys(shard.entries).forEach(function (n) { entries.set(Number(n), shard.entries[n]); });
       shard.signatures.forEach(function (row) { rows.push(row); });
     });
-    rows.sort(function (a, b) {
-      return (entries.get(a[0])[0] - entries.get(b[0])[0]) || (a[1] - b[1]);
-    });
+    rows.sort(function (a, b) { return (a[0] - b[0]) || (a[1] - b[1]); });
     var records = [];
-    var byId = new Map();
+    var byPlace = new Map();
     rows.forEach(function (row) {
-      var record = byId.get(row[0]);
+      var record = byPlace.get(row[0]);
       if (!record) {
+        var entry = entries.get(row[0]);
         /* Title and link come from the entry's card, once it has matched (cardName). */
-        record = { id: row[0], title: "", url: "", causes: entries.get(row[0])[1],
-                   signatures: [] };
-        byId.set(row[0], record);
+        record = { id: entry[0], title: "", url: "", causes: entry[1], signatures: [] };
+        byPlace.set(row[0], record);
         records.push(record);
       }
-      record.signatures.push({ text: row[2], weight: row[3], context: row[4] });
+      record.signatures.push({ text: row[2], weight: row[3], context: !!row[4] });
     });
     return new core.Index(records);
   }
