@@ -238,10 +238,13 @@ def explain_text(page: Page) -> str:
     return "\n".join(out)
 
 
-def _index(entries_dir: str | None, index_file: Path | None) -> diagnose.Index:
+def _records(entries_dir: str | None, index_file: Path | None) -> list[dict[str, Any]]:
+    """The diagnose index records: from an exported signatures.json, or built from entries."""
     if index_file is not None:
         try:
-            return diagnose.Index.from_export(json.loads(index_file.read_text(encoding="utf-8")))
+            records: list[dict[str, Any]] = json.loads(index_file.read_text(encoding="utf-8"))
+            diagnose.Index.from_export(records)
+            return records
         except (OSError, ValueError, KeyError, TypeError) as err:
             raise click.UsageError(f"{index_file}: not a signature index ({err})") from None
     try:
@@ -249,7 +252,7 @@ def _index(entries_dir: str | None, index_file: Path | None) -> diagnose.Index:
     except EntryError as err:
         _emit(err.problems, "text")
         raise click.ClickException("the entries have problems; run `encyclopedia check`") from None
-    return diagnose.Index.from_export(exports.signature_index(enc, "/"))
+    return exports.signature_index(enc, "/")
 
 
 @main.command("diagnose")
@@ -268,21 +271,23 @@ def diagnose_command(
 ) -> None:
     """Find the entries that explain LOG (a file, or - for standard input). Nothing is sent
     anywhere. Exit 0 when something matched, 1 when nothing did, 2 on errors."""
-    result = diagnose.diagnose(_index(entries_dir, index_file), log, top)
+    records = _records(entries_dir, index_file)
+    result = diagnose.diagnose(diagnose.Index.from_export(records), log, top)
     if as_json:
         click.echo(json.dumps(result, indent=1, ensure_ascii=False))
     else:
-        _print_diagnosis(result)
+        _print_diagnosis(result, {r["id"]: r for r in records})
     sys.exit(0 if result["matches"] else PROBLEMS)
 
 
-def _print_diagnosis(result: dict[str, Any]) -> None:
+def _print_diagnosis(result: dict[str, Any], records: dict[str, dict[str, Any]]) -> None:
     if not result["matches"]:
         click.echo(
             "No known failure matched this log. Nothing here identifies one: search the "
             "site for the exact error line, or open an entry if you find its cause."
         )
         return
+    lead = next((m for m in result["matches"] if not m["collateral_of"]), None)
     for i, match in enumerate(result["matches"], 1):
         notes = []
         if match["rank"] is not None:
@@ -297,6 +302,13 @@ def _print_diagnosis(result: dict[str, Any]) -> None:
             )
         )
         click.echo(f"   {visible(match['url'])}")
+        record = records.get(match["id"], {})
+        advise = match is lead or (not match["collateral_of"] and match["confidence"] != "low")
+        if advise and record.get("summary"):
+            # What to do, before the evidence: the quick answer and the first fix step (a
+            # low-confidence alternative below the lead keeps to its title and evidence).
+            click.echo(f"   {visible(' '.join(record['summary'].split()))}")
+            click.echo(f"   First step: {visible(' '.join(record['first_step'].split()))}")
         for ev in match["evidence"]:
             # a log line may carry the run's own colour codes or worse: shown, not obeyed
             click.echo(f"   line {ev['line']}: {visible(ev['text'][:160])}")

@@ -61,6 +61,9 @@ def signature_record(page: Page, base: str) -> dict[str, Any]:
         "title": page.entry.title,
         "url": _url(base, page.url),
         "severity": page.entry.severity,
+        # What a result says to do (the diagnose page and the CLI show it under the title).
+        "summary": page.entry.summary,
+        "first_step": page.entry.fix.steps[0],
         "causes": causes(page),
         "signatures": _signatures(page),
     }

@@ -247,3 +247,20 @@ def test_the_page_policy_blocks_nothing_the_site_needs(page: Any, shipped_url: s
         assert policy and "'unsafe-inline'" not in policy.split("script-src")[1].split(";")[0]
     search(page, "illegal memory access")
     assert violations == []
+
+
+def test_diagnose_page_says_what_to_do_first(page: Any, shipped_url: str) -> None:
+    page.goto(shipped_url + "/diagnose/")
+    page.fill("#enc-log", MULTIRANK_LOG)
+    page.click(".enc-diagnose-run")
+    diagnosed(page)
+    first = page.locator(".enc-diagnose-match").first
+    assert first.locator(".enc-diagnose-answer").inner_text().startswith("The PyTorch caching")
+    assert first.locator(".enc-diagnose-step").inner_text().startswith("First step: ")
+    # The collateral timeout carries no advice of its own: fix the cause first.
+    assert page.locator(".enc-collateral .enc-diagnose-answer").count() == 0
+    assert page.locator(".enc-collateral").count() >= 1
+    # Low-confidence alternatives below the lead keep to their title and evidence.
+    low = page.locator(".enc-diagnose-match:not(.enc-collateral)").nth(1)
+    assert "low confidence" in low.inner_text()
+    assert low.locator(".enc-diagnose-answer").count() == 0

@@ -209,3 +209,22 @@ def test_terminal_output_shows_escapes_instead_of_obeying_them(project: Path) ->
     assert result.exit_code == 0, result.output
     assert not [c for c in result.output if c in "\x1b\x07\x08\x9b"]
     assert "allocating \\x07\\x08\\x9b2J" in result.output
+
+
+def test_diagnose_says_what_to_do_before_the_evidence(project: Path) -> None:
+    log = project / "train.log"
+    log.write_text(
+        "RuntimeError: alpha ran out of memory while allocating 2 GiB\n"
+        "CUDA error: an illegal memory access in beta_kernel\n"
+    )
+    result = run("diagnose", str(log))
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    answer = lines.index("   The alpha allocator runs out of device memory. Lower the batch size.")
+    step = next(i for i, line in enumerate(lines) if line.startswith("   First step: "))
+    evidence = next(i for i, line in enumerate(lines) if line.startswith("   line 1: "))
+    assert lines[0].startswith("1. Alpha out of memory") and answer < step < evidence
+    assert lines[step] == "   First step: Halve the batch size."
+    # A collateral failure is listed after its cause without advice of its own.
+    collateral = next(i for i, line in enumerate(lines) if "collateral of alpha-oom" in line)
+    assert not any(line.startswith("   First step: ") for line in lines[collateral:])

@@ -92,6 +92,25 @@
     return base ? base.src.replace(/api\/signatures\.js.*$/, "") : "/";
   }
 
+  /* Contributor prose with `code spans`, as text nodes. */
+  function prose(cls, label, text) {
+    var p = el("p", cls);
+    if (label) p.appendChild(el("strong", null, label));
+    text.split("`").forEach(function (part, n) {
+      if (part) p.appendChild(n % 2 ? el("code", null, part) : document.createTextNode(part));
+    });
+    return p;
+  }
+
+  var records = null;
+  function record(id) {
+    if (!records) {
+      records = new Map();
+      (self.DIAGNOSE_INDEX || []).forEach(function (r) { records.set(r.id, r); });
+    }
+    return records.get(id);
+  }
+
   function render(box, result) {
     var out = box.querySelector(".enc-diagnose-results");
     out.textContent = "";
@@ -108,6 +127,7 @@
     }
     var list = el("ol", "enc-diagnose-list");
     var root = siteRoot();
+    var lead = result.matches.filter(function (o) { return !o.collateral_of; })[0];
     result.matches.forEach(function (m) {
       var item = el("li", "enc-diagnose-match" + (m.collateral_of ? " enc-collateral" : ""));
       var head = el("div", "enc-diagnose-head");
@@ -119,6 +139,13 @@
       head.appendChild(el("span", "enc-diagnose-score", "score " + m.score));
       if (m.rank !== null) head.appendChild(el("span", "enc-badge", "rank " + m.rank));
       item.appendChild(head);
+      var entry = record(m.id);
+      if (entry && entry.summary && !m.collateral_of && (m === lead || m.confidence !== "low")) {
+        /* What to do first: the quick answer and the first fix step, before the evidence; a
+         * low-confidence alternative below the lead keeps to its title and evidence. */
+        item.appendChild(prose("enc-diagnose-answer", null, entry.summary));
+        item.appendChild(prose("enc-diagnose-step", "First step: ", entry.first_step));
+      }
       if (m.collateral_of) {
         var first = result.matches.filter(function (o) { return o.id === m.collateral_of; })[0];
         item.appendChild(el("p", "enc-diagnose-note",
