@@ -19,7 +19,7 @@ from .load import CATEGORY_FILE
 from .model import is_slug
 from .problems import EntryError, Problem
 from .render import TEMPLATES
-from .text import paragraphs, refused_character, visible
+from .text import one_line, paragraphs, refused_character, visible
 from .validate import did_you_mean
 
 # Exit codes: 0 clean, 1 problems found, 2 usage errors (click's own code for bad usage).
@@ -307,8 +307,8 @@ def _print_diagnosis(result: dict[str, Any], records: dict[str, dict[str, Any]])
         if advise and record.get("summary"):
             # What to do, before the evidence: the quick answer and the first fix step (a
             # low-confidence alternative below the lead keeps to its title and evidence).
-            click.echo(f"   {visible(' '.join(record['summary'].split()))}")
-            click.echo(f"   First step: {visible(' '.join(record['first_step'].split()))}")
+            click.echo(f"   {visible(one_line(record['summary']))}")
+            click.echo(f"   First step: {visible(one_line(record['first_step']))}")
         for ev in match["evidence"]:
             # a log line may carry the run's own colour codes or worse: shown, not obeyed
             click.echo(f"   line {ev['line']}: {visible(ev['text'][:160])}")

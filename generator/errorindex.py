@@ -36,6 +36,7 @@ from .diagnose import ascii_lower, pieces
 from .exports import causes
 from .link import Encyclopedia, Page
 from .model import Signature
+from .text import shorten
 
 ERRORS_DIR = "search/errors"
 WORD = re.compile(r"[a-z0-9_]+")
@@ -128,18 +129,13 @@ class Row:
     signature: Signature
 
 
-def _summary(page: Page) -> str:
-    text = " ".join(page.entry.summary.split())
-    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1].rstrip() + "…"
-
-
 def _card(page: Page, category_title: str) -> dict[str, Any]:
     return {
         "title": page.entry.title,
         "url": page.url,
         "severity": page.entry.severity,
         "category": category_title,
-        "summary": _summary(page),
+        "summary": shorten(page.entry.summary, SUMMARY_CHARS),
     }
 
 

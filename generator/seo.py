@@ -11,22 +11,19 @@ from __future__ import annotations
 import json
 
 from .link import Page
+from .text import one_line, shorten
 
 DESCRIPTION_CHARS = 200
 
 
 def plain(text: str) -> str:
     """Prose as plain text: code spans lose their backticks, whitespace is one space."""
-    return " ".join(text.replace("`", "").split())
+    return one_line(text.replace("`", ""))
 
 
 def meta_description(summary: str) -> str:
     """The quick answer as plain text, cut at a word boundary near DESCRIPTION_CHARS."""
-    text = plain(summary)
-    if len(text) <= DESCRIPTION_CHARS:
-        return text
-    cut = text[: DESCRIPTION_CHARS - 1].rsplit(" ", 1)[0].rstrip(",;:")
-    return cut + "…"
+    return shorten(plain(summary), DESCRIPTION_CHARS)
 
 
 def faq_jsonld(page: Page) -> str | None:

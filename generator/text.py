@@ -85,6 +85,15 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def shorten(text: str, limit: int) -> str:
+    """Text on one line, cut at the last word boundary that keeps it within `limit` characters
+    (an ellipsis marks the cut)."""
+    flat = one_line(text)
+    if len(flat) <= limit:
+        return flat
+    return flat[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+
+
 def first_sentence(text: str) -> str:
     """The text up to its first full stop outside code spans (for short listings)."""
     flat = one_line(text)
