@@ -35,12 +35,8 @@
     return worker;
   }
 
-  function el(tag, cls, text) {
-    var node = document.createElement(tag);
-    if (cls) node.className = cls;
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
+  var el = self.EncText.el;
+  var prose = self.EncText.prose;
 
   /* The ranges of `text` that a signature's literal pieces cover, found the way the matcher
    * finds them: ASCII case and runs of spaces do not matter. */
@@ -90,16 +86,6 @@
   function siteRoot() {
     var base = document.querySelector("script[src$='api/signatures.js']");
     return base ? base.src.replace(/api\/signatures\.js.*$/, "") : "/";
-  }
-
-  /* Contributor prose with `code spans`, as text nodes. */
-  function prose(cls, label, text) {
-    var p = el("p", cls);
-    if (label) p.appendChild(el("strong", null, label));
-    text.split("`").forEach(function (part, n) {
-      if (part) p.appendChild(n % 2 ? el("code", null, part) : document.createTextNode(part));
-    });
-    return p;
   }
 
   var records = null;

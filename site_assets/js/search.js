@@ -120,12 +120,8 @@
 
   /* ---- results ----------------------------------------------------------------------- */
 
-  function el(tag, cls, text) {
-    var node = document.createElement(tag);
-    if (cls) node.className = cls;
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
+  var el = self.EncText.el;
+  var prose = self.EncText.prose;
 
   var ENTITIES = { amp: "&", lt: "<", gt: ">", quot: "\"", "#39": "'", "#x27": "'" };
   function decode(text) {
@@ -171,15 +167,6 @@
       (!filters.severity || filters.severity === record.severity);
   }
 
-  /* Contributor prose with `code spans`, as text nodes. */
-  function prose(text) {
-    var p = el("p");
-    text.split("`").forEach(function (part, n) {
-      if (part) p.appendChild(n % 2 ? el("code", null, part) : document.createTextNode(part));
-    });
-    return p;
-  }
-
   function errorItem(found, previousLine) {
     var match = found.match;
     var badge = el("span", "enc-search-badge" + (match.collateral_of ? " enc-search-badge--collateral" : ""),
@@ -188,7 +175,7 @@
     var parts = [badge];
     var line = match.evidence.length ? match.evidence[0].text : null;
     if (line && line !== previousLine) parts.push(el("code", "enc-search-evidence", line));
-    parts.push(prose(found.record.summary));
+    parts.push(prose(null, null, found.record.summary));
     return item(ROOT + found.record.url, found.record.title, parts, "enc-search-error");
   }
 
