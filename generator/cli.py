@@ -288,12 +288,13 @@ def _print_diagnosis(result: dict[str, Any], records: dict[str, dict[str, Any]])
         )
         return
     lead = next((m for m in result["matches"] if not m["collateral_of"]), None)
-    for i, match in enumerate(result["matches"], 1):
+    shown = [m for m in result["matches"] if not m["also_possible_for"]]
+    for i, match in enumerate(shown, 1):
         notes = []
         if match["rank"] is not None:
             notes.append(f"rank {match['rank']}")
         if match["collateral_of"]:
-            notes.append(f"collateral of {match['collateral_of']}")
+            notes.append(f"caused by {match['collateral_of']}")
         extra = f" ({', '.join(notes)})" if notes else ""
         click.echo(
             visible(
@@ -302,6 +303,14 @@ def _print_diagnosis(result: dict[str, Any], records: dict[str, dict[str, Any]])
             )
         )
         click.echo(f"   {visible(match['url'])}")
+        symptom = match["symptom"]
+        if symptom:
+            # The symptom row the log itself shows, with the numbers it was read from.
+            values = ", ".join(f"{k} {v}" for k, v in sorted(symptom["values"].items()))
+            click.echo(visible(f"   Your log shows: {one_line(symptom['symptom'])}"))
+            if values:
+                click.echo(visible(f"   Read from the log: {values}"))
+            click.echo(visible(f"   Cause: {one_line(symptom['cause'])}"))
         record = records.get(match["id"], {})
         advise = match is lead or (not match["collateral_of"] and match["confidence"] != "low")
         if advise and record.get("summary"):
@@ -309,9 +318,21 @@ def _print_diagnosis(result: dict[str, Any], records: dict[str, dict[str, Any]])
             # low-confidence alternative below the lead keeps to its title and evidence).
             click.echo(f"   {visible(one_line(record['summary']))}")
             click.echo(f"   First step: {visible(one_line(record['first_step']))}")
+        printed: set[int] = set()
         for ev in match["evidence"]:
+            if ev["line"] in printed:
+                continue  # two signatures on one line: the line once
+            printed.add(ev["line"])
             # a log line may carry the run's own colour codes or worse: shown, not obeyed
             click.echo(f"   line {ev['line']}: {visible(ev['text'][:160])}")
+        for alt in result["matches"]:
+            if alt["also_possible_for"] == match["id"]:
+                click.echo(
+                    visible(
+                        f"   also possible: {alt['title']} [{alt['id']}] score {alt['score']}, "
+                        f"{alt['confidence']} confidence (same lines)"
+                    )
+                )
 
 
 if __name__ == "__main__":

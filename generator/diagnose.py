@@ -31,6 +31,8 @@ from typing import Any, BinaryIO
 
 import ahocorasick  # type: ignore[import-not-found]
 
+from .pattern import Condition, Piece, Value, compile_pieces, literal_view, match
+
 CHUNK_BYTES = 4 * 1024 * 1024
 SEGMENT_BYTES = 64 * 1024
 MAX_EVIDENCE = 5
@@ -59,8 +61,14 @@ def normalise(text: str) -> str:
 
 
 def pieces(signature: str) -> list[str]:
-    """The literal pieces of a signature, normalised, in order."""
-    return [p for p in normalise(signature).strip(" ").split("*") if p]
+    """The literal pieces of a signature, normalised, in order (a placeholder splits pieces
+    like `*`: its text is not in the log)."""
+    return [p for p in normalise(literal_view(signature)).strip(" ").split("*") if p]
+
+
+def compiled(signature: str) -> tuple[Piece, ...]:
+    """The signature as the matcher runs it: literal text and placeholders (pattern.py)."""
+    return compile_pieces(normalise(signature).strip(" "))
 
 
 # Words that fill ordinary training logs: a poor anchor, since every line holding the anchor
@@ -143,8 +151,18 @@ class Signature:
     text: str
     weight: int
     context: bool
-    parts: tuple[str, ...]
+    parts: tuple[str, ...]  # the literal pieces (pattern.literal_view)
     anchor: bytes
+    compiled: tuple[Piece, ...] = ()
+    when: Condition | None = None
+    symptom: tuple[str, str] | None = None  # (symptom, cause) of the symptom row it belongs to
+
+    def match(self, text: str) -> dict[str, Value] | None:
+        """The captured sizes when the signature matches normalised `text`, else None."""
+        values = match(self.compiled, text)
+        if values is None or (self.when is not None and not self.when.holds(values)):
+            return None
+        return values
 
     @property
     def tokens(self) -> tuple[str, ...]:
@@ -162,6 +180,9 @@ class Hit:
     signature: str
     rank: int | None
     context: bool
+    weight: int = 0
+    symptom: tuple[str, str] | None = None
+    values: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -190,6 +211,7 @@ class Index:
             for sig in item["signatures"]:
                 parts = tuple(pieces(sig["text"]))
                 if parts:
+                    when, symptom = sig.get("when"), sig.get("symptom")
                     signatures.append(
                         Signature(
                             len(signatures),
@@ -199,6 +221,9 @@ class Index:
                             bool(sig["context"]),
                             parts,
                             anchor(sig["text"]).encode("utf-8"),
+                            compiled(sig["text"]),
+                            Condition(**when) if when else None,
+                            (symptom["symptom"], symptom["cause"]) if symptom else None,
                         )
                     )
         return cls(
@@ -433,22 +458,24 @@ def _match_at(sig: Signature, around: _Around) -> Hit | None:
     """Where `sig` matches around a segment that holds its anchor: in the segment itself; across
     the break from the previous segment (a wrapped line, reported at the previous one); or across
     the break into the next segment, unless the next segment matches on its own."""
-    parts = list(sig.parts)
     seg, prev, following = around.seg, around.prev, around.following
-    if matches(parts, around.norm):
-        return _hit(sig, seg.line, around.decoded, around.norm)
-    if prev is not None and matches(parts, around.get("with_prev")):
-        return _hit(sig, prev.line, prev.decoded + " " + around.decoded, around.get("prev"))
-    if (
-        following is not None
-        and matches(parts, around.get("with_next"))
-        and not matches(parts, around.get("next"))
-    ):
-        return _hit(sig, seg.line, around.decoded + " " + following.decoded, around.norm)
+    values = sig.match(around.norm)
+    if values is not None:
+        return _hit(sig, seg.line, around.decoded, around.norm, values)
+    if prev is not None:
+        values = sig.match(around.get("with_prev"))
+        if values is not None:
+            text = prev.decoded + " " + around.decoded
+            return _hit(sig, prev.line, text, around.get("prev"), values)
+    if following is not None:
+        values = sig.match(around.get("with_next"))
+        if values is not None and sig.match(around.get("next")) is None:
+            text = around.decoded + " " + following.decoded
+            return _hit(sig, seg.line, text, around.norm, values)
     return None
 
 
-def _hit(sig: Signature, line: int, text: str, rank_text: str) -> Hit:
+def _hit(sig: Signature, line: int, text: str, rank_text: str, values: dict[str, Value]) -> Hit:
     found = _RANK.match(rank_text)
     return Hit(
         line,
@@ -456,6 +483,9 @@ def _hit(sig: Signature, line: int, text: str, rank_text: str) -> Hit:
         sig.text,
         int(found.group(1)) if found else None,
         sig.context,
+        sig.weight,
+        sig.symptom,
+        {name: value.text for name, value in values.items()},
     )
 
 
@@ -516,15 +546,27 @@ def _has_own_line(cause: Candidate, effect: Candidate) -> bool:
     return any(not h.context and h.line not in effect_lines for h in cause.hits)
 
 
+LEVELS = ("low", "medium", "high")
+
+
 def confidence(score: int) -> str:
     return "high" if score >= 15 else "medium" if score >= 8 else "low"
 
 
-def rank_candidates(
-    index: Index, candidates: dict[str, Candidate], root_rank: int | None
-) -> list[dict[str, Any]]:
-    found = {k: c for k, c in candidates.items() if c.primary}
-    results = []
+def _symptom(cand: Candidate) -> dict[str, Any] | None:
+    """The symptom row the log shows most strongly (highest weight, then earliest line)."""
+    shown = [h for h in cand.hits if h.symptom is not None]
+    if not shown:
+        return None
+    best = min(shown, key=lambda h: (-h.weight, h.line))
+    assert best.symptom is not None
+    return {"symptom": best.symptom[0], "cause": best.symptom[1], "values": dict(best.values)}
+
+
+def _order(index: Index, found: dict[str, Candidate], root_rank: int | None) -> list[Any]:
+    """Initiating failures before collateral ones, then evidence from torchrun's root-cause
+    rank, then confidence, score, earliest evidence and id."""
+    keyed = []
     for cand in found.values():
         causes = [
             other
@@ -534,29 +576,72 @@ def rank_candidates(
             and _has_own_line(other, cand)
         ]
         cause = max(causes, key=lambda c: (c.score, c.id)) if causes else None
-        first = min(h.line for h in cand.hits)
         ranks = [h.rank for h in sorted(cand.hits, key=lambda h: h.line) if h.rank is not None]
-        rank = ranks[0] if ranks else None
         from_root = root_rank is not None and root_rank in ranks
-        results.append(
-            (
-                (cause is not None, not from_root, -cand.score, first, cand.id),
-                {
-                    "id": cand.id,
-                    "title": cand.title,
-                    "url": cand.url,
-                    "score": cand.score,
-                    "confidence": confidence(cand.score),
-                    "rank": rank,
-                    "collateral_of": cause.id if cause else None,
-                    "evidence": [
-                        {"line": h.line, "text": h.text, "signature": h.signature}
-                        for h in sorted(cand.hits, key=lambda h: h.line)
-                    ],
-                },
-            )
-        )
-    return [item for _, item in sorted(results, key=lambda pair: pair[0])]
+        level = LEVELS.index(confidence(cand.score))
+        first = min(h.line for h in cand.hits)
+        key = (cause is not None, not from_root, -level, -cand.score, first, cand.id)
+        keyed.append((key, cand, cause, ranks[0] if ranks else None))
+    return sorted(keyed, key=lambda item: item[0])
+
+
+def _fold_host(
+    cand: Candidate, above: list[Candidate], hosts: list[tuple[Candidate, dict[str, Any]]]
+) -> dict[str, Any] | None:
+    """The result `cand` folds under as "also possible": when a stronger result listed above
+    already holds each of its evidence lines, it is only another reading of those lines; it goes
+    under the first initiating result it shares a line with."""
+    lines = {h.line for h in cand.hits}
+    if not lines <= {h.line for c in above if c.score > cand.score for h in c.hits}:
+        return None
+    for other, result in hosts:
+        if other.score > cand.score and lines & {h.line for h in other.hits}:
+            return result
+    return None
+
+
+def rank_candidates(
+    index: Index, candidates: dict[str, Candidate], root_rank: int | None
+) -> list[dict[str, Any]]:
+    found = {k: c for k, c in candidates.items() if c.primary}
+    results: list[dict[str, Any]] = []
+    above: list[Candidate] = []
+    hosts: list[tuple[Candidate, dict[str, Any]]] = []  # initiating, not folded
+    cap = len(LEVELS) - 1
+    for _, cand, cause, rank in _order(index, found, root_rank):
+        # A result is never labelled more confident than one listed above it (folded
+        # alternatives are not listed: they set no bound).
+        host = _fold_host(cand, above, hosts) if cause is None else None
+        level = min(LEVELS.index(confidence(cand.score)), cap)
+        cap = cap if host else level
+        result = {
+            "id": cand.id,
+            "title": cand.title,
+            "url": cand.url,
+            "score": cand.score,
+            "confidence": LEVELS[level],
+            "rank": rank,
+            "collateral_of": cause.id if cause else None,
+            "also_possible_for": host["id"] if host else None,
+            "symptom": _symptom(cand),
+            "evidence": [
+                {"line": h.line, "text": h.text, "signature": h.signature}
+                for h in sorted(cand.hits, key=lambda h: h.line)
+            ],
+        }
+        if cause is None and host is None:
+            hosts.append((cand, result))
+        above.append(cand)
+        results.append(result)
+    # Each folded alternative right after the result it belongs to (and its earlier ones).
+    placed = [r for r in results if r["also_possible_for"] is None]
+    for folded in (r for r in results if r["also_possible_for"] is not None):
+        at = next(i for i, r in enumerate(placed) if r["id"] == folded["also_possible_for"])
+        host = folded["also_possible_for"]
+        while at + 1 < len(placed) and placed[at + 1]["also_possible_for"] == host:
+            at += 1
+        placed.insert(at + 1, folded)
+    return placed
 
 
 def diagnose(index: Index, stream: BinaryIO, top: int | None = None) -> dict[str, Any]:

@@ -33,9 +33,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .diagnose import ascii_lower, pieces
-from .exports import causes
+from .exports import causes, signatures
 from .link import Encyclopedia, Page
-from .model import Signature
 from .text import shorten
 
 ERRORS_DIR = "search/errors"
@@ -126,7 +125,15 @@ class Row:
 
     entry: int
     at: int
-    signature: Signature
+    signature: dict[str, Any]  # as exports.signatures writes it
+
+
+def _row(r: Row) -> list[Any]:
+    """`[entry, at, text, weight, context]`, and the condition and symptom when it has them."""
+    sig = r.signature
+    row = [r.entry, r.at, sig["text"], sig["weight"], int(sig["context"])]
+    extra = {k: sig[k] for k in ("when", "symptom") if k in sig}
+    return row + [extra] if extra else row
 
 
 def _card(page: Page, category_title: str) -> dict[str, Any]:
@@ -144,10 +151,7 @@ def _shard(rows: list[Row], pages: list[Page]) -> dict[str, Any]:
     needs of those entries: the id and the ids of the entries it causes."""
     return {
         "entries": {str(r.entry): [pages[r.entry].id, causes(pages[r.entry])] for r in rows},
-        "signatures": [
-            [r.entry, r.at, r.signature.text, r.signature.score, int(r.signature.context)]
-            for r in rows
-        ],
+        "signatures": [_row(r) for r in rows],
     }
 
 
@@ -180,8 +184,8 @@ def error_index(enc: Encyclopedia) -> dict[str, str]:
     spaces: dict[str, list[tuple[str, Row]]] = {"w": [], "g": []}
     loose: list[Row] = []
     for n, page in enumerate(pages):
-        for at, sig in enumerate(page.entry.signatures):
-            found = key(sig.text)
+        for at, sig in enumerate(signatures(page)):
+            found = key(sig["text"])
             if found is None:
                 loose.append(Row(n, at, sig))
             else:

@@ -6,6 +6,8 @@ import json
 from typing import Any
 
 from .link import INVERSE, Encyclopedia, Link, Page
+from .model import Signature, Symptom
+from .pattern import parse_condition
 from .schema import schema_text
 
 API_DIR = "api"
@@ -35,13 +37,24 @@ def entry_record(page: Page, base: str) -> dict[str, Any]:
         related=[_link(link, base) for link in page.related],
         referenced_by=[_link(link, base) for link in page.referenced_by],
     )
-    data["signatures"] = _signatures(page)
+    data["signatures"] = signatures(page)
     return data
 
 
-def _signatures(page: Page) -> list[dict[str, Any]]:
-    return [
-        {"text": s.text, "weight": s.score, "context": s.context} for s in page.entry.signatures
+def _signature(sig: Signature, symptom: Symptom | None = None) -> dict[str, Any]:
+    record: dict[str, Any] = {"text": sig.text, "weight": sig.score, "context": sig.context}
+    condition = parse_condition(sig.when) if sig.when else None
+    if condition is not None:
+        record["when"] = condition.export()
+    if symptom is not None:
+        record["symptom"] = {"symptom": symptom.symptom, "cause": symptom.cause}
+    return record
+
+
+def signatures(page: Page) -> list[dict[str, Any]]:
+    """The entry's signatures, then those of its symptoms (a match of one names the symptom)."""
+    return [_signature(s) for s in page.entry.signatures] + [
+        _signature(s, symptom) for symptom in page.entry.symptoms for s in symptom.signatures
     ]
 
 
@@ -65,7 +78,7 @@ def signature_record(page: Page, base: str) -> dict[str, Any]:
         "summary": page.entry.summary,
         "first_step": page.entry.fix.steps[0],
         "causes": causes(page),
-        "signatures": _signatures(page),
+        "signatures": signatures(page),
     }
 
 

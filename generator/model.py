@@ -104,11 +104,6 @@ class Record(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class Symptom(Record):
-    symptom: Line = Field(description="What the reader sees.")
-    cause: Prose = Field(description="The cause that explains this symptom.")
-
-
 class Signature(Record):
     text: Annotated[Verbatim, Field(max_length=300)] = Field(
         description="Error text copied from real output; `*` matches any run of characters."
@@ -120,10 +115,28 @@ class Signature(Record):
         default=False,
         description="Counts only when a primary signature of the same entry matched too.",
     )
+    when: Annotated[StrictStr, Field(max_length=100)] | None = Field(
+        default=None,
+        description="Matches only when this holds between captured sizes, e.g. `free < requested`.",
+    )
 
     @property
     def score(self) -> int:
         return self.weight or (3 if self.context else 10)
+
+
+class Symptom(Record):
+    symptom: Line = Field(description="What the reader sees.")
+    cause: Prose = Field(description="The cause that explains this symptom.")
+    signatures: tuple[
+        Annotated[
+            Signature, BeforeValidator(_as_signature, json_schema_input_type=str | Signature)
+        ],
+        ...,
+    ] = Field(
+        default=(),
+        description="Text that shows this symptom: a match names this symptom and its cause.",
+    )
 
 
 class CodeExample(Record):
@@ -183,16 +196,14 @@ class Entry(Record):
     mechanism: Prose
     observe: tuple[Prose, ...] = ()
     symptoms: Annotated[tuple[Symptom, ...], Field(min_length=1)]
-    signatures: Annotated[
-        tuple[
-            Annotated[
-                Signature,
-                BeforeValidator(_as_signature, json_schema_input_type=str | Signature),
-            ],
-            ...,
+    # Empty for a failure no printed text identifies (a run that does not learn): the matcher
+    # must not guess it from generic words.
+    signatures: tuple[
+        Annotated[
+            Signature, BeforeValidator(_as_signature, json_schema_input_type=str | Signature)
         ],
-        Field(min_length=1),
-    ]
+        ...,
+    ] = ()
     root_cause: Prose
     confirm: Annotated[tuple[Prose, ...], Field(min_length=1)]
     fix: Fix

@@ -9,8 +9,10 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from .diagnose import pieces
+from .diagnose import compiled, normalise, pieces
 from .load import Loaded
+from .model import Entry, Signature
+from .pattern import PLACEHOLDER, PLACEHOLDER_LIKE, literal_view, parse_condition
 from .problems import Problem
 from .text import PLACEHOLDERS, plain_parts
 
@@ -117,83 +119,118 @@ def references(loaded: Loaded) -> list[Problem]:
     return problems
 
 
+def _placeholder_problem(text: str) -> tuple[str, str] | None:
+    known = "`{nonfinite}` (NaN or inf) and `{size:NAME}` (a size such as `1.53 GiB`)"
+    for found in PLACEHOLDER_LIKE.finditer(text):
+        if not PLACEHOLDER.fullmatch(found.group()):
+            return f"unknown placeholder `{found.group()}`", f"the placeholders are {known}"
+    for piece in text.split("*"):
+        first = PLACEHOLDER.search(piece)
+        if first and not piece[: first.start()].strip():
+            return (
+                f"placeholder `{first.group()}` does not follow literal text",
+                "put the text printed just before the value in front of it, in the same piece "
+                "(not at the start or right after `*`)",
+            )
+    return None
+
+
+def _when_problem(sig: Signature) -> tuple[str, str] | None:
+    if sig.when is None:
+        return None
+    condition = parse_condition(sig.when)
+    syntax = "write `NAME < NAME` or `NAME >= 2 GiB` (operators < <= > >=)"
+    if condition is None:
+        return f"`when: {sig.when}` is not a condition", syntax
+    captured = {m.group(1).partition(":")[2] for m in PLACEHOLDER.finditer(normalise(sig.text))}
+    for name in (condition.left, condition.right):
+        if name is not None and name not in captured:
+            return (
+                f"`when` names `{name}`, which the signature does not capture",
+                f"capture it with `{{size:{name}}}` in the text, or name one it captures",
+            )
+    return None
+
+
+def _signature_problem(sig: Signature) -> tuple[str, str] | None:
+    """What is wrong with one signature (message, fix), or None."""
+    view = literal_view(sig.text)
+    # A non-finite value is as specific as several letters of literal text.
+    literal = "".join(pieces(sig.text)).replace(" ", "") + "nanin" * sig.text.count("{nonfinite}")
+    regex = REGEX_SYNTAX.search(view)
+    if regex:
+        return (
+            f"signature uses regular-expression syntax `{regex.group()}`",
+            "signatures are literal text: copy the message as printed and put `*` where "
+            "the variable part goes",
+        )
+    if "\n" in sig.text.strip():
+        return (
+            "signature spans several lines",
+            "signatures match within one line: keep the most specific line",
+        )
+    found = _placeholder_problem(normalise(sig.text))
+    if found:
+        return found
+    if not sig.context and " ".join(pieces(sig.text)).strip(" :") in {
+        g.strip(" :") for g in GENERIC_SIGNATURES
+    }:
+        return (
+            f"signature `{sig.text}` is too generic",
+            "use the specific error message, or mark it `context: true`",
+        )
+    if not sig.context and len(literal) < MIN_PRIMARY_LITERAL:
+        return (
+            f"signature `{sig.text}` has fewer than {MIN_PRIMARY_LITERAL} literal characters",
+            "a primary signature must identify the failure alone: use more of "
+            "the message, or mark it `context: true`",
+        )
+    if max((len(t) for p in pieces(sig.text) for t in p.split(" ")), default=0) < MIN_ANCHOR:
+        return (
+            f"signature `{sig.text}` has no word of {MIN_ANCHOR} or more characters",
+            "include a distinctive word: short fragments slow every diagnosis",
+        )
+    return None
+
+
+def all_signatures(entry: Entry) -> Iterator[tuple[tuple[str | int, ...], Signature]]:
+    """Every signature of an entry with its path: its own, then its symptoms'."""
+    for i, sig in enumerate(entry.signatures):
+        yield ("signatures", i), sig
+    for n, symptom in enumerate(entry.symptoms):
+        for i, sig in enumerate(symptom.signatures):
+            yield ("symptoms", n, "signatures", i), sig
+
+
 def signatures(loaded: Loaded) -> list[Problem]:
     problems = []
-    for i, sig in enumerate(loaded.entry.signatures):
-        path = ("signatures", i)
-        literal = "".join(pieces(sig.text)).replace(" ", "")
-        regex = REGEX_SYNTAX.search(sig.text)
-        if regex:
-            problems.append(
-                _at(
-                    loaded,
-                    path,
-                    f"signature uses regular-expression syntax `{regex.group()}`",
-                    "signatures are literal text: copy the message as printed and put `*` where "
-                    "the variable part goes",
-                )
-            )
-        elif "\n" in sig.text.strip():
-            problems.append(
-                _at(
-                    loaded,
-                    path,
-                    "signature spans several lines",
-                    "signatures match within one line: keep the most specific line",
-                )
-            )
-        elif not sig.context and " ".join(pieces(sig.text)).strip(" :") in {
-            g.strip(" :") for g in GENERIC_SIGNATURES
-        }:
-            problems.append(
-                _at(
-                    loaded,
-                    path,
-                    f"signature `{sig.text}` is too generic",
-                    "use the specific error message, or mark it `context: true`",
-                )
-            )
-        elif not sig.context and len(literal) < MIN_PRIMARY_LITERAL:
-            problems.append(
-                _at(
-                    loaded,
-                    path,
-                    f"signature `{sig.text}` has fewer than "
-                    f"{MIN_PRIMARY_LITERAL} literal characters",
-                    "a primary signature must identify the failure alone: use more of "
-                    "the message, or mark it `context: true`",
-                )
-            )
-        elif max((len(t) for p in pieces(sig.text) for t in p.split(" ")), default=0) < MIN_ANCHOR:
-            problems.append(
-                _at(
-                    loaded,
-                    path,
-                    f"signature `{sig.text}` has no word of {MIN_ANCHOR} or more characters",
-                    "include a distinctive word: short fragments slow every diagnosis",
-                )
-            )
+    for path, sig in all_signatures(loaded.entry):
+        found = _signature_problem(sig)
+        if found:
+            problems.append(_at(loaded, path, *found))
+        elif when := _when_problem(sig):
+            problems.append(_at(loaded, (*path, "when"), *when))
     return problems
 
 
 def shared_signatures(entries: list[Loaded]) -> list[Problem]:
     """The same primary signature on two entries that do not relate to each other: readers and
     the matcher cannot tell the two apart, and neither page says how."""
-    owners: dict[str, list[tuple[Loaded, int]]] = {}
+    owners: dict[str, list[tuple[Loaded, tuple[str | int, ...]]]] = {}
     for loaded in entries:
-        for i, sig in enumerate(loaded.entry.signatures):
+        for path, sig in all_signatures(loaded.entry):
             if not sig.context:
-                owners.setdefault(" ".join(pieces(sig.text)), []).append((loaded, i))
+                owners.setdefault(repr(compiled(sig.text)), []).append((loaded, path))
     related = {(a.id, r.id) for a in entries for r in a.entry.related}
     problems = []
     for claimed in owners.values():
-        for n, (loaded, i) in enumerate(claimed):
+        for n, (loaded, path) in enumerate(claimed):
             for other, _ in claimed[:n]:
                 if (loaded.id, other.id) not in related and (other.id, loaded.id) not in related:
                     problems.append(
                         _at(
                             loaded,
-                            ("signatures", i),
+                            path,
                             f"signature also claimed by {other.path}, which is not "
                             "related to this entry",
                             f"add a `related` link (e.g. `confused-with`) to "

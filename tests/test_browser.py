@@ -98,8 +98,15 @@ def test_diagnose_page_pasted_log_makes_no_request(page: Any, shipped_url: str) 
     matches = diagnosed(page)
     assert entry_id(matches[0]["href"]) == "cuda-out-of-memory"
     assert "rank 3" in matches[0]["text"] and "line 5" in matches[0]["text"]
-    timeout = next(m for m in matches if entry_id(m["href"]) == "nccl-timeout")
-    assert timeout["collateral"] and "Collateral" in timeout["text"]
+    # The collateral timeout follows its cause, says so, and claims no confidence of its own;
+    # the low-confidence readings of the OOM line are folded under it, not listed beside it.
+    ids = [entry_id(m["href"]) for m in matches]
+    assert ids.index("nccl-timeout") > 0
+    timeout = matches[ids.index("nccl-timeout")]
+    assert timeout["collateral"] and "Caused by CUDA out of memory" in timeout["text"]
+    assert "confidence" not in timeout["text"].split("\n")[1]
+    assert "activation-memory-spike" not in ids[: ids.index("nccl-timeout")]
+    assert "Also possible, from the same lines:" in matches[0]["text"]
     assert [u for u in requests if not u.startswith("blob:")] == []
 
 

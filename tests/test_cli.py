@@ -226,5 +226,5 @@ def test_diagnose_says_what_to_do_before_the_evidence(project: Path) -> None:
     assert lines[0].startswith("1. Alpha out of memory") and answer < step < evidence
     assert lines[step] == "   First step: Halve the batch size."
     # A collateral failure is listed after its cause without advice of its own.
-    collateral = next(i for i, line in enumerate(lines) if "collateral of alpha-oom" in line)
+    collateral = next(i for i, line in enumerate(lines) if "caused by alpha-oom" in line)
     assert not any(line.startswith("   First step: ") for line in lines[collateral:])

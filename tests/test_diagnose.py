@@ -29,6 +29,8 @@ def summary(result: dict[str, Any]) -> list[dict[str, Any]]:
             "confidence": m["confidence"],
             "rank": m["rank"],
             "collateral_of": m["collateral_of"],
+            "also_possible_for": m["also_possible_for"],
+            "symptom": m["symptom"],
             "lines": [e["line"] for e in m["evidence"]],
         }
         for m in result["matches"]
@@ -101,7 +103,13 @@ def test_cli_json_and_exit_codes(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert [m["id"] for m in data["matches"]] == ["oom", "nccl-timeout"]
+    assert [m["id"] for m in data["matches"]] == ["oom", "oom-guess", "nccl-timeout"]
+    assert [m["also_possible_for"] for m in data["matches"]] == [None, "oom", None]
+    text = runner.invoke(main, ["diagnose", str(log), "--index", str(VECTORS / "index.json")])
+    # The folded alternative is printed under its host, not numbered as a result of its own.
+    assert "   also possible: A guess from the OOM line [oom-guess]" in text.stdout
+    assert "2. NCCL watchdog timeout [nccl-timeout]" in text.stdout
+    assert "caused by oom" in text.stdout
     assert set(data["matches"][0]) >= {"id", "title", "url", "score", "confidence", "evidence"}
     top = runner.invoke(
         main, ["diagnose", str(log), "--top", "1", "--index", str(VECTORS / "index.json")]

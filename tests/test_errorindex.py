@@ -112,13 +112,16 @@ def test_shards_hold_every_signature_once_in_order(shipped: Encyclopedia) -> Non
             shard = json.loads(files[f"search/errors/{space}{n}.json"])
             rows += shard["signatures"]
             names.update(shard["entries"])
-    rows = [[names[str(r[0])][0], r[1], r[2], r[3], bool(r[4])] for r in rows]
+    rows = [[names[str(r[0])][0], r[1], r[2], r[3], bool(r[4]), *r[5:]] for r in rows]
+    # Symptom signatures come after the entry's own and carry their condition and symptom.
     expected = [
-        [page.id, at, sig.text, sig.score, sig.context]
+        [page.id, at, sig["text"], sig["weight"], sig["context"]]
+        + ([{k: sig[k] for k in ("when", "symptom") if k in sig}] if len(sig) > 3 else [])
         for page in shipped.pages.values()
         if page.entry.status == "active"
-        for at, sig in enumerate(page.entry.signatures)
+        for at, sig in enumerate(exports.signatures(page))
     ]
+    assert any(len(r) == 6 for r in expected)
     assert sorted(rows, key=lambda r: (r[0], r[1])) == sorted(expected, key=lambda r: (r[0], r[1]))
     assert len(files) == 1 + sum(meta["shards"].values())
 
@@ -201,8 +204,8 @@ def test_the_key_filter_holds_every_filed_key_and_few_others(shipped: Encycloped
     filed = {
         k
         for p in shipped.pages.values()
-        for s in p.entry.signatures
-        if (k := errorindex.key(s.text))
+        for s in exports.signatures(p)
+        if (k := errorindex.key(s["text"]))
     }
     assert all(_holds(filter_, k) for k in filed)
     others = [f"w:word{n}" for n in range(5000)]

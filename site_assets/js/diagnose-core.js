@@ -26,10 +26,152 @@ function DiagnoseCoreFactory() {
     return asciiLower(text).replace(SPACES, " ");
   }
 
+  /* The signature language (generator/pattern.py documents it): literal text, `*`, and the
+   * placeholders {nonfinite} and {size:NAME}. */
+  var PLACEHOLDER = /\{(nonfinite|size:[a-z][a-z0-9_]*)\}/g;
+  var NUMBER_DIGITS = 20;
+  var NONFINITE = ["infinity", "inf", "nan"];
+  var UNITS = [["bytes", 1, "bytes"], ["tib", Math.pow(1024, 4), "TiB"],
+               ["gib", Math.pow(1024, 3), "GiB"], ["mib", Math.pow(1024, 2), "MiB"],
+               ["kib", 1024, "KiB"], ["tb", 1e12, "TB"], ["gb", 1e9, "GB"], ["mb", 1e6, "MB"],
+               ["kb", 1e3, "KB"], ["b", 1, "B"]];
+
+  function isWordChar(c) {
+    return c !== undefined && /[a-z0-9_]/.test(c);
+  }
+
+  function trim(text) {
+    return text.replace(/^ +| +$/g, "");
+  }
+
   function pieces(signature) {
-    return normalise(signature).replace(/^ +| +$/g, "").split("*").filter(function (p) {
+    return trim(normalise(signature.replace(PLACEHOLDER, "*"))).split("*").filter(function (p) {
       return p.length > 0;
     });
+  }
+
+  function compilePieces(signature) {
+    var out = [];
+    trim(normalise(signature)).split("*").forEach(function (raw) {
+      var tokens = [], pos = 0, found;
+      PLACEHOLDER.lastIndex = 0;
+      while ((found = PLACEHOLDER.exec(raw)) !== null) {
+        if (found.index > pos) tokens.push(raw.slice(pos, found.index));
+        if (tokens.length) {
+          var kind = found[1].split(":");
+          tokens.push({ kind: kind[0], name: kind[1] || "" });
+        } else {
+          tokens.push(found[0]);
+        }
+        pos = found.index + found[0].length;
+      }
+      if (pos < raw.length) tokens.push(raw.slice(pos));
+      var merged = [];
+      tokens.forEach(function (t) {
+        var last = merged.length - 1;
+        if (typeof t === "string" && last >= 0 && typeof merged[last] === "string") {
+          merged[last] += t;
+        } else {
+          merged.push(t);
+        }
+      });
+      if (merged.length) out.push(merged);
+    });
+    return out;
+  }
+
+  function readNonfinite(text, pos) {
+    if (text.startsWith("tensor(", pos)) pos += 7;
+    if (text[pos] === "+" || text[pos] === "-") pos += 1;
+    for (var i = 0; i < NONFINITE.length; i++) {
+      if (text.startsWith(NONFINITE[i], pos)) {
+        var end = pos + NONFINITE[i].length;
+        return isWordChar(text[end]) ? -1 : end;
+      }
+    }
+    return -1;
+  }
+
+  function digits(text, pos) {
+    var end = pos;
+    while (end < text.length && end - pos < NUMBER_DIGITS && text[end] >= "0" && text[end] <= "9") {
+      end++;
+    }
+    return end;
+  }
+
+  function readSize(text, pos) {
+    var end = digits(text, pos);
+    if (end === pos) return null;
+    if (text[end] === "." && text[end + 1] >= "0" && text[end + 1] <= "9") {
+      end = digits(text, end + 1);
+    }
+    var number = text.slice(pos, end);
+    var at = text[end] === " " ? end + 1 : end;
+    for (var i = 0; i < UNITS.length; i++) {
+      var stop = at + UNITS[i][0].length;
+      if (text.startsWith(UNITS[i][0], at) && !isWordChar(text[stop])) {
+        return { end: stop, bytes: parseFloat(number) * UNITS[i][1],
+                 text: number + " " + UNITS[i][2] };
+      }
+    }
+    return null;
+  }
+
+  function matchRest(piece, text, pos, values) {
+    for (var i = 1; i < piece.length; i++) {
+      var token = piece[i];
+      if (typeof token === "string") {
+        if (!text.startsWith(token, pos)) return -1;
+        pos += token.length;
+      } else if (token.kind === "nonfinite") {
+        pos = readNonfinite(text, pos);
+        if (pos < 0) return -1;
+      } else {
+        var read = readSize(text, pos);
+        if (read === null) return -1;
+        values[token.name] = read;
+        pos = read.end;
+      }
+    }
+    return pos;
+  }
+
+  /* The captured sizes when the compiled pieces occur in `text` in order, else null. */
+  function matchCompiled(compiled, text) {
+    var values = {}, pos = 0;
+    for (var i = 0; i < compiled.length; i++) {
+      var piece = compiled[i], first = piece[0];
+      var start = text.indexOf(first, pos);
+      while (start >= 0) {
+        var found = {};
+        var end = matchRest(piece, text, start + first.length, found);
+        if (end >= 0) {
+          Object.keys(found).forEach(function (k) { values[k] = found[k]; });
+          pos = end;
+          break;
+        }
+        start = text.indexOf(first, start + 1);
+      }
+      if (start < 0) return null;
+    }
+    return values;
+  }
+
+  function holds(when, values) {
+    var left = values[when.left];
+    var other = when.right !== null ? values[when.right] : undefined;
+    var right = other !== undefined ? other.bytes : when.value;
+    if (left === undefined || right === null || right === undefined) return false;
+    var a = left.bytes;
+    return when.op === "<" ? a < right : when.op === "<=" ? a <= right
+      : when.op === ">" ? a > right : a >= right;
+  }
+
+  function sigMatch(sig, text) {
+    var values = matchCompiled(sig.compiled, text);
+    if (values === null || (sig.when && !holds(sig.when, values))) return null;
+    return values;
   }
 
   function anchor(parts) {
@@ -38,16 +180,6 @@ function DiagnoseCoreFactory() {
       p.split(" ").forEach(function (t) { if (t.length > best.length) best = t; });
     });
     return best;
-  }
-
-  function matches(parts, segment) {
-    var pos = 0;
-    for (var i = 0; i < parts.length; i++) {
-      var found = segment.indexOf(parts[i], pos);
-      if (found < 0) return false;
-      pos = found + parts[i].length;
-    }
-    return true;
   }
 
   /* Aho-Corasick over ASCII-lower-cased UTF-16 code units. */
@@ -110,7 +242,9 @@ function DiagnoseCoreFactory() {
         var parts = pieces(sig.text);
         if (!parts.length) return;
         var s = { order: self.signatures.length, entry: item.id, text: sig.text,
-                  weight: sig.weight, context: !!sig.context, parts: parts };
+                  weight: sig.weight, context: !!sig.context, parts: parts,
+                  compiled: compilePieces(sig.text), when: sig.when || null,
+                  symptom: sig.symptom || null };
         self.signatures.push(s);
         var a = anchor(parts);
         if (!self.byAnchor.has(a)) self.byAnchor.set(a, []);
@@ -152,10 +286,13 @@ function DiagnoseCoreFactory() {
     }
   }
 
-  function hitRecord(sig, line, text, rankText) {
+  function hitRecord(sig, line, text, rankText, values) {
     var found = RANK.exec(rankText);
+    var shown = {};
+    Object.keys(values).sort().forEach(function (k) { shown[k] = values[k].text; });
     return { line: line, text: first500(text.replace(EDGE_SPACES, "")), signature: sig.text,
-             rank: found ? parseInt(found[1], 10) : null, context: sig.context };
+             rank: found ? parseInt(found[1], 10) : null, context: sig.context,
+             weight: sig.weight, symptom: sig.symptom, values: shown };
   }
 
   /* Match the signatures whose anchors `hit` holds: in the segment itself; across the break
@@ -191,13 +328,21 @@ function DiagnoseCoreFactory() {
       return cache[key];
     }
     tried.forEach(function (sig) {
-      var rec = null;
-      if (matches(sig.parts, norm)) {
-        rec = hitRecord(sig, seg.line, decoded, norm);
-      } else if (prev && matches(sig.parts, get("withPrev"))) {
-        rec = hitRecord(sig, prev.line, prevDecoded + " " + decoded, get("prev"));
-      } else if (next && matches(sig.parts, get("withNext")) && !matches(sig.parts, get("next"))) {
-        rec = hitRecord(sig, seg.line, decoded + " " + nextDecoded, norm);
+      var rec = null, values = sigMatch(sig, norm);
+      if (values !== null) {
+        rec = hitRecord(sig, seg.line, decoded, norm, values);
+      }
+      if (rec === null && prev) {
+        values = sigMatch(sig, get("withPrev"));
+        if (values !== null) {
+          rec = hitRecord(sig, prev.line, prevDecoded + " " + decoded, get("prev"), values);
+        }
+      }
+      if (rec === null && next) {
+        values = sigMatch(sig, get("withNext"));
+        if (values !== null && sigMatch(sig, get("next")) === null) {
+          rec = hitRecord(sig, seg.line, decoded + " " + nextDecoded, norm, values);
+        }
       }
       if (rec) record(state, index, sig, rec);
     });
@@ -260,6 +405,8 @@ function DiagnoseCoreFactory() {
     return cause.hits.some(function (h) { return !h.context && !lines.has(h.line); });
   }
 
+  var LEVELS = ["low", "medium", "high"];
+
   function confidence(score) {
     return score >= 15 ? "high" : score >= 8 ? "medium" : "low";
   }
@@ -272,9 +419,47 @@ function DiagnoseCoreFactory() {
     return 0;
   }
 
+  /* The symptom row the log shows most strongly (highest weight, then earliest line). */
+  function symptomOf(cand) {
+    var best = null;
+    cand.hits.forEach(function (h) {
+      if (!h.symptom) return;
+      if (best === null || h.weight > best.weight ||
+          (h.weight === best.weight && h.line < best.line)) best = h;
+    });
+    if (best === null) return null;
+    var values = {};
+    Object.keys(best.values).forEach(function (k) { values[k] = best.values[k]; });
+    return { symptom: best.symptom.symptom, cause: best.symptom.cause, values: values };
+  }
+
+  function linesOf(cand) {
+    return new Set(cand.hits.map(function (h) { return h.line; }));
+  }
+
+  /* The result `cand` folds under as "also possible": when a stronger result listed above
+   * already holds each of its evidence lines, it is only another reading of those lines; it
+   * goes under the first initiating result it shares a line with. */
+  function foldHost(cand, above, hosts) {
+    var lines = Array.from(linesOf(cand));
+    var stronger = new Set();
+    above.forEach(function (c) {
+      if (c.score > cand.score) c.hits.forEach(function (h) { stronger.add(h.line); });
+    });
+    if (!lines.every(function (l) { return stronger.has(l); })) return null;
+    for (var i = 0; i < hosts.length; i++) {
+      var theirs = linesOf(hosts[i].cand);
+      if (hosts[i].cand.score > cand.score &&
+          lines.some(function (l) { return theirs.has(l); })) return hosts[i].result;
+    }
+    return null;
+  }
+
+  /* Initiating before collateral, then evidence from torchrun's root-cause rank, then
+   * confidence, score, earliest evidence and id (generator/diagnose.py does the same). */
   function rankCandidates(index, state) {
     var found = Array.from(state.candidates.values()).filter(function (c) { return c.primary; });
-    var results = found.map(function (cand) {
+    var keyed = found.map(function (cand) {
       var causes = found.filter(function (other) {
         return other.id !== cand.id && index.causes.get(other.id).has(cand.id) &&
           hasOwnLine(other, cand);
@@ -286,21 +471,45 @@ function DiagnoseCoreFactory() {
         return h.rank;
       });
       var fromRoot = state.rootRank !== null && ranks.indexOf(state.rootRank) >= 0;
+      var level = LEVELS.indexOf(confidence(cand.score));
       var first = Math.min.apply(null, hits.map(function (h) { return h.line; }));
-      return {
-        key: [cause ? 1 : 0, fromRoot ? 0 : 1, -cand.score, first, cand.id],
-        match: {
-          id: cand.id, title: cand.title, url: cand.url, score: cand.score,
-          confidence: confidence(cand.score), rank: ranks.length ? ranks[0] : null,
-          collateral_of: cause ? cause.id : null,
-          evidence: hits.map(function (h) {
-            return { line: h.line, text: h.text, signature: h.signature };
-          })
-        }
-      };
+      return { key: [cause ? 1 : 0, fromRoot ? 0 : 1, -level, -cand.score, first, cand.id],
+               cand: cand, cause: cause, hits: hits,
+               rank: ranks.length ? ranks[0] : null };
     });
-    results.sort(function (a, b) { return compareKeys(a.key, b.key); });
-    return results.map(function (r) { return r.match; });
+    keyed.sort(function (a, b) { return compareKeys(a.key, b.key); });
+    var results = [], above = [], hosts = [], cap = LEVELS.length - 1;
+    keyed.forEach(function (k) {
+      var cand = k.cand;
+      /* A result is never labelled more confident than one listed above it (folded
+       * alternatives are not listed: they set no bound). */
+      var host = k.cause === null ? foldHost(cand, above, hosts) : null;
+      var level = Math.min(LEVELS.indexOf(confidence(cand.score)), cap);
+      if (host === null) cap = level;
+      var result = {
+        id: cand.id, title: cand.title, url: cand.url, score: cand.score,
+        confidence: LEVELS[level], rank: k.rank,
+        collateral_of: k.cause ? k.cause.id : null,
+        also_possible_for: host ? host.id : null,
+        symptom: symptomOf(cand),
+        evidence: k.hits.map(function (h) {
+          return { line: h.line, text: h.text, signature: h.signature };
+        })
+      };
+      if (k.cause === null && host === null) hosts.push({ cand: cand, result: result });
+      above.push(cand);
+      results.push(result);
+    });
+    /* Each folded alternative right after the result it belongs to. */
+    var placed = results.filter(function (r) { return r.also_possible_for === null; });
+    results.forEach(function (folded) {
+      if (folded.also_possible_for === null) return;
+      var at = placed.findIndex(function (r) { return r.id === folded.also_possible_for; });
+      while (at + 1 < placed.length &&
+             placed[at + 1].also_possible_for === folded.also_possible_for) at++;
+      placed.splice(at + 1, 0, folded);
+    });
+    return placed;
   }
 
   function diagnose(index, text, top) {

@@ -114,29 +114,49 @@
     var list = el("ol", "enc-diagnose-list");
     var root = siteRoot();
     var lead = result.matches.filter(function (o) { return !o.collateral_of; })[0];
-    result.matches.forEach(function (m) {
-      var item = el("li", "enc-diagnose-match" + (m.collateral_of ? " enc-collateral" : ""));
-      var head = el("div", "enc-diagnose-head");
+    function titleOf(id) {
+      var found = result.matches.filter(function (o) { return o.id === id; })[0];
+      return found ? found.title : id;
+    }
+    function entryLink(m) {
       var link = el("a", null, m.title);
       link.href = root + m.url.replace(/^\//, "");
-      head.appendChild(link);
-      head.appendChild(el("span", "enc-badge enc-confidence-" + m.confidence,
-        m.confidence + " confidence"));
+      return link;
+    }
+    result.matches.forEach(function (m) {
+      if (m.also_possible_for) return;  /* shown under the result it shares its lines with */
+      var item = el("li", "enc-diagnose-match" + (m.collateral_of ? " enc-collateral" : ""));
+      var head = el("div", "enc-diagnose-head");
+      head.appendChild(entryLink(m));
+      /* A collateral failure is labelled by what caused it, not by a confidence of its own. */
+      head.appendChild(m.collateral_of
+        ? el("span", "enc-badge enc-badge-collateral", "caused by the failure above")
+        : el("span", "enc-badge enc-confidence-" + m.confidence, m.confidence + " confidence"));
       head.appendChild(el("span", "enc-diagnose-score", "score " + m.score));
       if (m.rank !== null) head.appendChild(el("span", "enc-badge", "rank " + m.rank));
       item.appendChild(head);
+      if (m.collateral_of) {
+        item.appendChild(el("p", "enc-diagnose-note",
+          "Caused by " + titleOf(m.collateral_of) + " (above): a consequence of that " +
+          "failure, which this log shows first-hand. Fix that one first."));
+      }
+      if (m.symptom) {
+        /* The symptom row the log itself shows, with the numbers it was read from. */
+        item.appendChild(prose("enc-diagnose-symptom", "Your log shows: ", m.symptom.symptom));
+        var values = Object.keys(m.symptom.values).sort().map(function (k) {
+          return k + " " + m.symptom.values[k];
+        });
+        if (values.length) {
+          item.appendChild(el("p", "enc-diagnose-values", "Read from the log: " + values.join(", ")));
+        }
+        item.appendChild(prose("enc-diagnose-cause", "Cause: ", m.symptom.cause));
+      }
       var entry = record(m.id);
       if (entry && entry.summary && !m.collateral_of && (m === lead || m.confidence !== "low")) {
         /* What to do first: the quick answer and the first fix step, before the evidence; a
          * low-confidence alternative below the lead keeps to its title and evidence. */
         item.appendChild(prose("enc-diagnose-answer", null, entry.summary));
         item.appendChild(prose("enc-diagnose-step", "First step: ", entry.first_step));
-      }
-      if (m.collateral_of) {
-        var first = result.matches.filter(function (o) { return o.id === m.collateral_of; })[0];
-        item.appendChild(el("p", "enc-diagnose-note",
-          "Collateral: most likely a consequence of " + (first ? first.title : m.collateral_of) +
-          ", which this log shows first-hand. Fix that one first."));
       }
       var ev = el("ul", "enc-evidence");
       byLine(m.evidence).forEach(function (e) {
@@ -146,6 +166,21 @@
         ev.appendChild(row);
       });
       item.appendChild(ev);
+      var alternatives = result.matches.filter(function (o) { return o.also_possible_for === m.id; });
+      if (alternatives.length) {
+        var also = el("div", "enc-diagnose-also");
+        also.appendChild(el("p", null, "Also possible, from the same lines:"));
+        var alts = el("ul");
+        alternatives.forEach(function (a) {
+          var row = el("li");
+          row.appendChild(entryLink(a));
+          row.appendChild(el("span", "enc-badge enc-confidence-" + a.confidence,
+            a.confidence + " confidence"));
+          alts.appendChild(row);
+        });
+        also.appendChild(alts);
+        item.appendChild(also);
+      }
       list.appendChild(item);
     });
     out.appendChild(list);

@@ -83,7 +83,9 @@ function SearchCoreFactory(core) {
         byPlace.set(row[0], record);
         records.push(record);
       }
-      record.signatures.push({ text: row[2], weight: row[3], context: !!row[4] });
+      var extra = row[5] || {};
+      record.signatures.push({ text: row[2], weight: row[3], context: !!row[4],
+                               when: extra.when || null, symptom: extra.symptom || null });
     });
     return new core.Index(records);
   }

@@ -169,8 +169,10 @@
 
   function errorItem(found, previousLine) {
     var match = found.match;
-    var badge = el("span", "enc-search-badge" + (match.collateral_of ? " enc-search-badge--collateral" : ""),
-      (match.collateral_of ? "matches your error, caused by another match" : "matches your error") +
+    var secondary = match.collateral_of || match.also_possible_for;
+    var badge = el("span", "enc-search-badge" + (secondary ? " enc-search-badge--collateral" : ""),
+      (match.collateral_of ? "matches your error, caused by another match"
+        : match.also_possible_for ? "also possible from the same line" : "matches your error") +
       " · " + match.confidence + " confidence");
     var parts = [badge];
     var line = match.evidence.length ? match.evidence[0].text : null;
