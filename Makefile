@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN = $(VENV)/bin
 STAMP = $(VENV)/.installed
 
-.PHONY: serve test lint build check new bench bench-search clean
+.PHONY: serve test lint build check new bench bench-search recall clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,3 +41,6 @@ test: $(STAMP) lint
 
 clean:
 	rm -rf site $(VENV)
+
+recall: $(STAMP)
+	$(BIN)/python scripts/recall.py --misses

@@ -20,8 +20,9 @@ import re
 from dataclasses import dataclass
 
 PLACEHOLDER = re.compile(r"\{(nonfinite|size:[a-z][a-z0-9_]*)\}")
-# Anything shaped like a placeholder: a contributor who writes `{nan}` or `{size}` meant one.
-PLACEHOLDER_LIKE = re.compile(r"\{[a-z_]+(:[a-z0-9_]*)?\}")
+# Near misses of a placeholder: a contributor who writes `{nan}` or `{size}` meant one (other
+# braces are literal text, such as an f-string template a traceback prints).
+PLACEHOLDER_LIKE = re.compile(r"\{ *(nan|inf|non-?finite[^}]*|size[^}]*|number[^}]*) *\}")
 NUMBER_DIGITS = 20  # a size reads at most this many digits before and after the point
 _WORD_CHAR = re.compile(r"[a-z0-9_]")
 _NONFINITE = ("infinity", "inf", "nan")  # longest first

@@ -18,6 +18,8 @@ from .text import PLACEHOLDERS, plain_parts
 
 MIN_PRIMARY_LITERAL = 10
 MIN_ANCHOR = 4
+# A non-finite value (`nan` or `inf` as a whole word) is as specific as this many letters.
+NONFINITE_WORTH = 6
 # Text every traceback or log holds: it identifies nothing on its own.
 GENERIC_SIGNATURES = {
     "traceback (most recent call last):",
@@ -155,8 +157,9 @@ def _when_problem(sig: Signature) -> tuple[str, str] | None:
 def _signature_problem(sig: Signature) -> tuple[str, str] | None:
     """What is wrong with one signature (message, fix), or None."""
     view = literal_view(sig.text)
-    # A non-finite value is as specific as several letters of literal text.
-    literal = "".join(pieces(sig.text)).replace(" ", "") + "nanin" * sig.text.count("{nonfinite}")
+    literal = "".join(pieces(sig.text)).replace(" ", "") + "x" * (
+        NONFINITE_WORTH * sig.text.count("{nonfinite}")
+    )
     regex = REGEX_SYNTAX.search(view)
     if regex:
         return (

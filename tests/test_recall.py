@@ -1,0 +1,48 @@
+"""The recall corpus (tests/recall/): real logs from public threads that no entry cites. Each
+in-scope log must diagnose to its expected entry first (or one its case accepts); a case whose
+log lacks the decisive line says why (`miss:`) and is expected to fail, strictly, so a log that
+starts to diagnose is noticed. No out-of-scope log may get a confident answer.
+`python scripts/recall.py` prints the figures."""
+
+from __future__ import annotations
+
+import pytest
+
+from generator import diagnose, exports
+from generator.link import build_encyclopedia
+from generator.recall import load_cases, run
+from tests.support import ROOT
+
+CASES = load_cases(ROOT / "tests" / "recall")
+INDEX = diagnose.Index.from_export(
+    exports.signature_index(build_encyclopedia(ROOT / "entries"), "/")
+)
+ENTRY_IDS = {r["id"] for r in exports.signature_index(build_encyclopedia(ROOT / "entries"), "/")}
+
+
+def test_the_corpus_is_broad_and_its_cases_name_real_entries() -> None:
+    in_scope = [c for c in CASES if c.expect]
+    assert len(in_scope) >= 100 and len(CASES) - len(in_scope) >= 10
+    assert len({c.source for c in CASES}) == len(CASES)  # one case per thread
+    for case in CASES:
+        assert set(case.accepted) <= ENTRY_IDS, case.name
+        assert case.source.startswith("https://"), case.name
+
+
+def _params() -> list[object]:
+    marks = {
+        c.name: [pytest.mark.xfail(reason=c.miss, strict=True)] if c.miss else [] for c in CASES
+    }
+    return [pytest.param(c, id=c.name, marks=marks[c.name]) for c in CASES if c.expect]
+
+
+@pytest.mark.parametrize("case", _params())
+def test_in_scope_log_diagnoses_to_its_entry_first(case: object) -> None:
+    outcome = run(INDEX, case)  # type: ignore[arg-type]
+    assert outcome.top1, f"got {list(outcome.ids[:3]) or 'nothing'}"
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if not c.expect], ids=lambda c: c.name)
+def test_out_of_scope_log_gets_no_confident_answer(case: object) -> None:
+    outcome = run(INDEX, case)  # type: ignore[arg-type]
+    assert not outcome.confident, f"confidently named {outcome.ids[0]}"
