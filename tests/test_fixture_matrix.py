@@ -22,6 +22,15 @@ EXAMPLES = {
     f"{page.id}#{i}": (page.id, ex.log)
     for page in ENC.pages.values()
     for i, ex in enumerate(page.entry.examples)
+    if page.entry.signatures
+}
+# Entries no printed text identifies (a run that does not learn) have no signatures; their
+# logs need not diagnose to them, but must not be confidently named as an unrelated failure.
+SILENT = {
+    f"{page.id}#{i}": (page.id, ex.log)
+    for page in ENC.pages.values()
+    for i, ex in enumerate(page.entry.examples)
+    if not page.entry.signatures
 }
 
 
@@ -84,3 +93,13 @@ def js_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     index_file = tmp / "signatures.json"
     index_file.write_text(json.dumps(RECORDS), encoding="utf-8")
     return run_node(index_file, {k: log for k, (_, log) in EXAMPLES.items()}, tmp)
+
+
+def test_silent_entries_logs_are_not_confidently_named_as_something_unrelated() -> None:
+    assert SILENT, "no entry without signatures: this test checks nothing"
+    for key, (entry_id, log) in SILENT.items():
+        related = {link.page.id for link in ENC.pages[entry_id].related}
+        related |= {link.page.id for link in ENC.pages[entry_id].referenced_by}
+        for match in diagnose.diagnose(INDEX, io.BytesIO(log.encode("utf-8")))["matches"]:
+            if match["confidence"] != "low":
+                assert match["id"] in related, f"{key}: confidently named {match['id']}"
