@@ -586,13 +586,13 @@ def _order(index: Index, found: dict[str, Candidate], root_rank: int | None) -> 
 
 
 def _fold_host(
-    cand: Candidate, above: list[Candidate], hosts: list[tuple[Candidate, dict[str, Any]]]
+    cand: Candidate, found: dict[str, Candidate], hosts: list[tuple[Candidate, dict[str, Any]]]
 ) -> dict[str, Any] | None:
-    """The result `cand` folds under as "also possible": when a stronger result listed above
-    already holds each of its evidence lines, it is only another reading of those lines; it goes
-    under the first initiating result it shares a line with."""
+    """The result `cand` folds under as "also possible": when stronger candidates already hold
+    each of its evidence lines, it is only another reading of those lines; it goes under the
+    first initiating result listed so far that it shares a line with."""
     lines = {h.line for h in cand.hits}
-    if not lines <= {h.line for c in above if c.score > cand.score for h in c.hits}:
+    if not lines <= {h.line for c in found.values() if c.score > cand.score for h in c.hits}:
         return None
     for other, result in hosts:
         if other.score > cand.score and lines & {h.line for h in other.hits}:
@@ -605,13 +605,12 @@ def rank_candidates(
 ) -> list[dict[str, Any]]:
     found = {k: c for k, c in candidates.items() if c.primary}
     results: list[dict[str, Any]] = []
-    above: list[Candidate] = []
     hosts: list[tuple[Candidate, dict[str, Any]]] = []  # initiating, not folded
     cap = len(LEVELS) - 1
     for _, cand, cause, rank in _order(index, found, root_rank):
         # A result is never labelled more confident than one listed above it (folded
         # alternatives are not listed: they set no bound).
-        host = _fold_host(cand, above, hosts) if cause is None else None
+        host = _fold_host(cand, found, hosts) if cause is None else None
         level = min(LEVELS.index(confidence(cand.score)), cap)
         cap = cap if host else level
         result = {
@@ -631,7 +630,6 @@ def rank_candidates(
         }
         if cause is None and host is None:
             hosts.append((cand, result))
-        above.append(cand)
         results.append(result)
     # Each folded alternative right after the result it belongs to (and its earlier ones).
     placed = [r for r in results if r["also_possible_for"] is None]

@@ -12,6 +12,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from generator.link import build_encyclopedia
+from tests.support import ROOT
+
 pytestmark = pytest.mark.browser
 
 
@@ -267,7 +270,25 @@ def test_diagnose_page_says_what_to_do_first(page: Any, shipped_url: str) -> Non
     # The collateral timeout carries no advice of its own: fix the cause first.
     assert page.locator(".enc-collateral .enc-diagnose-answer").count() == 0
     assert page.locator(".enc-collateral").count() >= 1
-    # Low-confidence alternatives below the lead keep to their title and evidence.
-    low = page.locator(".enc-diagnose-match:not(.enc-collateral)").nth(1)
-    assert "low confidence" in low.inner_text()
-    assert low.locator(".enc-diagnose-answer").count() == 0
+    # Low-confidence readings of the lead's own lines are folded under it, titles only.
+    assert page.locator(".enc-diagnose-match:not(.enc-collateral)").count() == 1
+    also = first.locator(".enc-diagnose-also li")
+    assert also.count() >= 2 and all("low confidence" in t for t in also.all_inner_texts())
+    assert first.locator(".enc-diagnose-also .enc-diagnose-answer").count() == 0
+
+
+def test_diagnose_page_names_the_symptom_from_the_oom_numbers(page: Any, shipped_url: str) -> None:
+    # A real OOM message (activation-memory-spike's second example): 3.42 GiB reserved but
+    # unallocated cannot serve a 3.96 GiB request, which the OOM entry reads as capacity.
+    log = (
+        build_encyclopedia(ROOT / "entries").pages["activation-memory-spike"].entry.examples[1].log
+    )
+    page.goto(shipped_url + "/diagnose/")
+    page.fill("#enc-log", log)
+    page.click(".enc-diagnose-run")
+    diagnosed(page)
+    oom = page.locator(".enc-diagnose-match", has=page.locator("a[href$='/cuda-out-of-memory/']"))
+    text = oom.inner_text()
+    assert "Your log shows: OOM while reserved by PyTorch but unallocated is smaller than" in text
+    assert "Read from the log: requested 3.96 GiB, unallocated 3.42 GiB" in text
+    assert "Cause: The memory is held by live tensors" in text

@@ -437,13 +437,13 @@ function DiagnoseCoreFactory() {
     return new Set(cand.hits.map(function (h) { return h.line; }));
   }
 
-  /* The result `cand` folds under as "also possible": when a stronger result listed above
-   * already holds each of its evidence lines, it is only another reading of those lines; it
-   * goes under the first initiating result it shares a line with. */
-  function foldHost(cand, above, hosts) {
+  /* The result `cand` folds under as "also possible": when stronger candidates already hold
+   * each of its evidence lines, it is only another reading of those lines; it goes under the
+   * first initiating result listed so far that it shares a line with. */
+  function foldHost(cand, found, hosts) {
     var lines = Array.from(linesOf(cand));
     var stronger = new Set();
-    above.forEach(function (c) {
+    found.forEach(function (c) {
       if (c.score > cand.score) c.hits.forEach(function (h) { stronger.add(h.line); });
     });
     if (!lines.every(function (l) { return stronger.has(l); })) return null;
@@ -478,12 +478,12 @@ function DiagnoseCoreFactory() {
                rank: ranks.length ? ranks[0] : null };
     });
     keyed.sort(function (a, b) { return compareKeys(a.key, b.key); });
-    var results = [], above = [], hosts = [], cap = LEVELS.length - 1;
+    var results = [], hosts = [], cap = LEVELS.length - 1;
     keyed.forEach(function (k) {
       var cand = k.cand;
       /* A result is never labelled more confident than one listed above it (folded
        * alternatives are not listed: they set no bound). */
-      var host = k.cause === null ? foldHost(cand, above, hosts) : null;
+      var host = k.cause === null ? foldHost(cand, found, hosts) : null;
       var level = Math.min(LEVELS.indexOf(confidence(cand.score)), cap);
       if (host === null) cap = level;
       var result = {
@@ -497,7 +497,6 @@ function DiagnoseCoreFactory() {
         })
       };
       if (k.cause === null && host === null) hosts.push({ cand: cand, result: result });
-      above.push(cand);
       results.push(result);
     });
     /* Each folded alternative right after the result it belongs to. */
