@@ -31,7 +31,7 @@ from typing import Any, BinaryIO
 
 import ahocorasick  # type: ignore[import-not-found]
 
-from .pattern import Condition, Piece, Value, compile_pieces, literal_view, match
+from .pattern import Condition, Piece, Slot, Value, compile_pieces, literal_view, match
 
 CHUNK_BYTES = 4 * 1024 * 1024
 SEGMENT_BYTES = 64 * 1024
@@ -50,6 +50,7 @@ _LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz
 # The same on bytes: much faster than str.translate on text that is not ASCII.
 _LOWER_BYTES = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", b"abcdefghijklmnopqrstuvwxyz")
 _BREAK = re.compile(r"[\r\n]")
+_NONFINITE_HINT = re.compile(r"nan|inf")  # on ASCII-lower-cased text
 
 
 def ascii_lower(text: str) -> str:
@@ -294,6 +295,12 @@ class _Scanner:
         self.root_rank: int | None = None
         self.automaton = self._automaton()
         self.tokens = [sig.tokens for sig in index.signatures]
+        # A `{nonfinite}` value is `nan` or `inf` in some spelling: a line with neither cannot
+        # match, which spares the full match on every ordinary `loss: 0.5` line.
+        self.nonfinite = [
+            any(isinstance(t, Slot) and t.kind == "nonfinite" for p in sig.compiled for t in p)
+            for sig in index.signatures
+        ]
         self.candidates: dict[str, Candidate] = {}
         self.root_lines_left = 0
         self.line = 1  # the line the next chunk starts on
@@ -404,6 +411,7 @@ class _Scanner:
                 for sig in self.by_anchor.get(word, ())
                 if sig.order not in self.matched
                 and all(token in nearby for token in self.tokens[sig.order])
+                and (not self.nonfinite[sig.order] or _NONFINITE_HINT.search(nearby) is not None)
             },
             key=lambda sig: sig.order,
         )
