@@ -9,17 +9,17 @@ import re
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import click
 
-from . import diagnose, exports
-from .link import Page, build_encyclopedia
+from . import diagnose, exports, ranklogs, runwrap, sources, terminal
+from .link import build_encyclopedia
 from .load import CATEGORY_FILE
 from .model import is_slug
 from .problems import EntryError, Problem
 from .render import TEMPLATES
-from .text import one_line, paragraphs, refused_character, visible
+from .text import paragraphs, refused_character, visible
 from .validate import did_you_mean
 
 # Exit codes: 0 clean, 1 problems found, 2 usage errors (click's own code for bad usage).
@@ -178,25 +178,42 @@ def new(entry_id: str, category: str, title: str | None, entries_dir: str | None
     click.echo("next: fill in the TODOs, then run `encyclopedia check` and `make serve`")
 
 
-@main.command()
-@click.argument("entry_id", metavar="ID")
-@click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
-def explain(entry_id: str, entries_dir: str | None) -> None:
-    """Print an entry in the terminal: quick answer, fix and how to confirm it."""
+SITE_URL_HELP = "Site URL for links (default: $ENCYCLOPEDIA_SITE_URL; else site paths)."
+
+
+def _site_url(value: str | None) -> str:
+    return (value or os.environ.get("ENCYCLOPEDIA_SITE_URL") or "/").rstrip("/") + "/"
+
+
+def _source(entries_dir: str | None, site_url: str | None) -> sources.Source:
     try:
-        enc = build_encyclopedia(_entries_dir(entries_dir))
+        return sources.load(entries_dir, _site_url(site_url))
     except EntryError as err:
         _emit(err.problems, "text")
         raise click.ClickException("the entries have problems; run `encyclopedia check`") from None
-    page = enc.pages.get(entry_id) or enc.aliases.get(entry_id)
-    if page is None:
-        close = difflib.get_close_matches(entry_id, list(enc.pages), n=3, cutoff=0.4)
+
+
+@main.command()
+@click.argument("entry_id", metavar="ID")
+@click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
+@click.option("--site-url", metavar="URL", help=SITE_URL_HELP)
+def explain(entry_id: str, entries_dir: str | None, site_url: str | None) -> None:
+    """Print an entry in the terminal: quick answer, fix, how to confirm it, references."""
+    source = _source(entries_dir, site_url)
+    records = {r["id"]: r for r in source.entries}
+    for each in source.entries:
+        for alias in each.get("aliases", ()):
+            records.setdefault(alias, each)
+    record = records.get(entry_id)
+    if record is None:
+        ids = [r["id"] for r in source.entries]
+        close = difflib.get_close_matches(entry_id, ids, n=3, cutoff=0.4)
         hint = f"; did you mean: {', '.join(close)}?" if close else ""
         click.echo(f"no entry `{entry_id}`{hint}", err=True)
         sys.exit(PROBLEMS)
     # Entries cannot hold control characters (the loader refuses them); showing any that
     # reach here as escapes keeps the terminal safe whatever the source of the text.
-    click.echo(visible(explain_text(page), lines=True))
+    click.echo(visible(explain_text(record), lines=True))
 
 
 def _wrap(text: str, indent: str = "  ") -> str:
@@ -206,40 +223,49 @@ def _wrap(text: str, indent: str = "  ") -> str:
     )
 
 
-def explain_text(page: Page) -> str:
-    e = page.entry
+def explain_text(record: dict[str, Any]) -> str:
+    """An entry record (as exported in entries.json) as terminal text."""
+    fix = record["fix"]
     out = [
-        f"{e.title}  [{page.id}, {e.severity}]",
+        f"{record['title']}  [{record['id']}, {record['severity']}]",
+        f"  {record['url']}",
         "",
         "Quick answer",
-        _wrap(e.summary),
+        _wrap(record["summary"]),
         "",
         "How to fix it",
-        _wrap(e.fix.summary),
+        _wrap(fix["summary"]),
     ]
     out += [
         textwrap.fill(step, 96, initial_indent=f"  {i}. ", subsequent_indent="     ")
-        for i, step in enumerate(e.fix.steps, 1)
+        for i, step in enumerate(fix["steps"], 1)
     ]
-    for code in e.fix.code:
+    for code in fix.get("code", ()):
         out += [
             "",
-            f"  {code.stack}: {code.title}",
-            textwrap.indent(code.code.rstrip("\n"), "      "),
+            f"  {code['stack']}: {code['title']}",
+            textwrap.indent(code["code"].rstrip("\n"), "      "),
         ]
     out += ["", "How to confirm (cheapest first)"]
     out += [
         textwrap.fill(item, 96, initial_indent="  [ ] ", subsequent_indent="      ")
-        for item in e.confirm
+        for item in record["confirm"]
     ]
-    out += ["", "Error signatures"] + [f"  {s.text}" for s in e.signatures if not s.context]
-    if page.related:
-        out += ["", "Related"] + [f"  {link.page.id} ({link.relation})" for link in page.related]
+    primary = [s["text"] for s in record["signatures"] if not s["context"] and "symptom" not in s]
+    if primary:
+        out += ["", "Error signatures"] + [f"  {text}" for text in primary]
+    related = record.get("related", [])
+    if related:
+        out += ["", "Related"] + [f"  {link['id']} ({link['relation']})" for link in related]
+    out += ["", "References"]
+    out += [f"  {ref['title']}\n    {ref['url']}" for ref in record["references"]]
     return "\n".join(out)
 
 
-def _records(entries_dir: str | None, index_file: Path | None) -> list[dict[str, Any]]:
-    """The diagnose index records: from an exported signatures.json, or built from entries."""
+def _records(
+    entries_dir: str | None, index_file: Path | None, site_url: str | None
+) -> list[dict[str, Any]]:
+    """The diagnose index records: from an exported signatures.json, or the entries'."""
     if index_file is not None:
         try:
             records: list[dict[str, Any]] = json.loads(index_file.read_text(encoding="utf-8"))
@@ -247,16 +273,20 @@ def _records(entries_dir: str | None, index_file: Path | None) -> list[dict[str,
             return records
         except (OSError, ValueError, KeyError, TypeError) as err:
             raise click.UsageError(f"{index_file}: not a signature index ({err})") from None
-    try:
-        enc = build_encyclopedia(_entries_dir(entries_dir))
-    except EntryError as err:
-        _emit(err.problems, "text")
-        raise click.ClickException("the entries have problems; run `encyclopedia check`") from None
-    return exports.signature_index(enc, "/")
+    return _source(entries_dir, site_url).signatures
+
+
+COLOR_OPTION = click.option(
+    "--color",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    show_default=True,
+    help="Colour the report (auto: on a terminal, unless NO_COLOR is set).",
+)
 
 
 @main.command("diagnose")
-@click.argument("log", type=click.File("rb"), default="-")
+@click.argument("log", type=click.Path(exists=True, allow_dash=True, path_type=Path), default="-")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--top", type=click.IntRange(min=1), default=None, help="Show at most N entries.")
 @click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
@@ -266,73 +296,66 @@ def _records(entries_dir: str | None, index_file: Path | None) -> list[dict[str,
     type=click.Path(dir_okay=False, path_type=Path),
     help="Use an exported signatures.json instead of the entries.",
 )
+@click.option("--site-url", metavar="URL", help=SITE_URL_HELP)
+@COLOR_OPTION
 def diagnose_command(
-    log: BinaryIO, as_json: bool, top: int | None, entries_dir: str | None, index_file: Path | None
+    log: Path,
+    as_json: bool,
+    top: int | None,
+    entries_dir: str | None,
+    index_file: Path | None,
+    site_url: str | None,
+    color: str,
 ) -> None:
-    """Find the entries that explain LOG (a file, or - for standard input). Nothing is sent
-    anywhere. Exit 0 when something matched, 1 when nothing did, 2 on errors."""
-    records = _records(entries_dir, index_file)
-    result = diagnose.diagnose(diagnose.Index.from_export(records), log, top)
+    """Find the entries that explain LOG: a file, a folder of per-rank logs (read as one log,
+    each file's name giving its rank), or - for standard input. Nothing is sent anywhere.
+    Exit 0 when something matched, 1 when nothing did, 2 on errors."""
+    records = _records(entries_dir, index_file, site_url)
+    index = diagnose.Index.from_export(records)
+    locate: terminal.Locate = lambda n: f"line {n}"  # noqa: E731
+    if str(log) == "-":
+        result = diagnose.diagnose(index, sys.stdin.buffer, top)
+    elif log.is_dir():
+        combined = ranklogs.Combined(ranklogs.rank_logs(log))
+        result = diagnose.diagnose(index, combined, top)  # type: ignore[arg-type]
+        locate = combined.locate
+    else:
+        with log.open("rb") as handle:
+            result = diagnose.diagnose(index, handle, top)
     if as_json:
         click.echo(json.dumps(result, indent=1, ensure_ascii=False))
     else:
-        _print_diagnosis(result, {r["id"]: r for r in records})
+        style = terminal.style_for(sys.stdout, color)
+        lines = terminal.diagnosis(result, {r["id"]: r for r in records}, style, locate)
+        click.echo("\n".join(lines), color=style.colour)
     sys.exit(0 if result["matches"] else PROBLEMS)
 
 
-def _print_diagnosis(result: dict[str, Any], records: dict[str, dict[str, Any]]) -> None:
-    if not result["matches"]:
-        click.echo(
-            "No known failure matched this log. Nothing here identifies one: search the "
-            "site for the exact error line, or open an entry if you find its cause."
-        )
-        return
-    lead = next((m for m in result["matches"] if not m["collateral_of"]), None)
-    shown = [m for m in result["matches"] if not m["also_possible_for"]]
-    for i, match in enumerate(shown, 1):
-        notes = []
-        if match["rank"] is not None:
-            notes.append(f"rank {match['rank']}")
-        if match["collateral_of"]:
-            notes.append(f"caused by {match['collateral_of']}")
-        extra = f" ({', '.join(notes)})" if notes else ""
-        click.echo(
-            visible(
-                f"{i}. {match['title']} [{match['id']}] score {match['score']}, "
-                f"{match['confidence']} confidence{extra}"
-            )
-        )
-        click.echo(f"   {visible(match['url'])}")
-        symptom = match["symptom"]
-        if symptom:
-            # The symptom row the log itself shows, with the numbers it was read from.
-            values = ", ".join(f"{k} {v}" for k, v in sorted(symptom["values"].items()))
-            click.echo(visible(f"   Your log shows: {one_line(symptom['symptom'])}"))
-            if values:
-                click.echo(visible(f"   Read from the log: {values}"))
-            click.echo(visible(f"   Cause: {one_line(symptom['cause'])}"))
-        record = records.get(match["id"], {})
-        advise = match is lead or (not match["collateral_of"] and match["confidence"] != "low")
-        if advise and record.get("summary"):
-            # What to do, before the evidence: the quick answer and the first fix step (a
-            # low-confidence alternative below the lead keeps to its title and evidence).
-            click.echo(f"   {visible(one_line(record['summary']))}")
-            click.echo(f"   First step: {visible(one_line(record['first_step']))}")
-        printed: set[int] = set()
-        for ev in match["evidence"]:
-            if ev["line"] in printed:
-                continue  # two signatures on one line: the line once
-            printed.add(ev["line"])
-            # a log line may carry the run's own colour codes or worse: shown, not obeyed
-            click.echo(f"   line {ev['line']}: {visible(ev['text'][:160])}")
-        for alt in result["matches"]:
-            if alt["also_possible_for"] == match["id"]:
-                click.echo(
-                    visible(
-                        f"   also possible: {alt['title']} [{alt['id']}] score {alt['score']}, "
-                        f"{alt['confidence']} confidence (same lines)"
-                    )
-                )
+@main.command("run", context_settings={"ignore_unknown_options": True})
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
+@click.option("--site-url", metavar="URL", help=SITE_URL_HELP)
+@COLOR_OPTION
+def run_command(
+    command: tuple[str, ...], entries_dir: str | None, site_url: str | None, color: str
+) -> None:
+    """Run COMMAND (after --), pass its output through as it comes, and when it fails or is
+    killed, print the diagnosis of what it printed to standard error. Exits with the command's
+    status (128 + N when signal N killed it).
+
+    Example: encyclopedia run -- torchrun --nproc-per-node 8 train.py"""
+    records = _records(entries_dir, None, site_url)
+    index = diagnose.Index.from_export(records)
+    try:
+        finished = runwrap.run(list(command), index, sys.stdout.buffer, sys.stderr.buffer)
+    except OSError as err:
+        raise click.UsageError(f"cannot run `{command[0]}`: {err.strerror}") from None
+    if finished.status != 0:
+        style = terminal.style_for(sys.stderr, color)
+        lines = terminal.diagnosis(finished.result, {r["id"]: r for r in records}, style)
+        header = style.paint(f"encyclopedia: {runwrap.describe(finished)}.", "bold")
+        click.echo("\n".join(["", header, *lines]), err=True, color=style.colour)
+    sys.exit(finished.status)
 
 
 if __name__ == "__main__":

@@ -654,3 +654,43 @@ def diagnose(index: Index, stream: BinaryIO, top: int | None = None) -> dict[str
     candidates, root_rank = scan(index, stream)
     ranked = rank_candidates(index, candidates, root_rank)
     return {"matches": ranked[:top] if top else ranked, "root_rank": root_rank}
+
+
+class Streaming:
+    """Diagnose output as it arrives from several streams (a command's stdout and stderr):
+    each stream's complete lines are matched as one log, in arrival order. Memory stays bounded:
+    a stream's unfinished line keeps at most SEGMENT_BYTES (the rest could never match)."""
+
+    def __init__(self, index: Index) -> None:
+        self.index = index
+        self.scanner = _Scanner(index)
+        self.partial: dict[str, bytearray] = {}
+
+    def push(self, stream: str, data: bytes) -> None:
+        buf = self.partial.setdefault(stream, bytearray())
+        room = SEGMENT_BYTES + 1 - len(buf)
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            buf += data[: max(room, 0)]
+            # A progress bar redraws with CR only: its segments can be matched at once.
+            cr = buf.rfind(b"\r", 0, len(buf) - 1)
+            if cr >= 0:
+                self._feed(bytes(buf[: cr + 1]))
+                del buf[: cr + 1]
+            return
+        self._feed(bytes(buf) + data[: cut + 1])
+        buf.clear()
+        buf += data[cut + 1 : cut + 1 + SEGMENT_BYTES + 1]
+
+    def _feed(self, chunk: bytes) -> None:
+        if chunk:
+            self.scanner.feed(_strip_ansi(chunk))
+
+    def result(self, top: int | None = None) -> dict[str, Any]:
+        for buf in self.partial.values():
+            if buf:
+                self._feed(bytes(buf) + b"\n")
+                buf.clear()
+        self.scanner.finish()
+        ranked = rank_candidates(self.index, self.scanner.candidates, self.scanner.root_rank)
+        return {"matches": ranked[:top] if top else ranked, "root_rank": self.scanner.root_rank}

@@ -1,0 +1,82 @@
+"""Where the CLI reads entries from: an explicit `--entries` folder; else an `entries/` folder in
+the working directory or in the repository this package was installed from (an editable install);
+else the exports of the shipped entries packaged at build time (`generator/shipped/`)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import exports
+from .link import build_encyclopedia
+
+PACKAGE = Path(__file__).resolve().parent
+SHIPPED = PACKAGE / "shipped"
+SHIPPED_FILES = ("entries.json", "signatures.json")
+REPOSITORY_ENTRIES = PACKAGE.parent / "entries"
+
+
+@dataclass(frozen=True)
+class Source:
+    """The entry and signature records the CLI works on, and where they came from."""
+
+    entries: list[dict[str, Any]]
+    signatures: list[dict[str, Any]]
+    origin: str  # a folder, or "the entries shipped with this package"
+
+
+def entries_folder(explicit: str | None) -> Path | None:
+    """The entries folder to build from, or None to use the shipped exports."""
+    if explicit:
+        return Path(explicit)
+    for candidate in (Path("entries"), REPOSITORY_ENTRIES):
+        if candidate.is_dir():
+            return candidate
+    return None if (SHIPPED / SHIPPED_FILES[1]).is_file() else Path("entries")
+
+
+def load(explicit: str | None, base: str) -> Source:
+    """Records built from the entries folder, or read from the shipped exports. Raises
+    EntryError for broken entries and FileNotFoundError when there is nothing to read."""
+    folder = entries_folder(explicit)
+    if folder is not None:
+        enc = build_encyclopedia(folder)
+        return Source(
+            [exports.entry_record(p, base) for p in enc.pages.values()],
+            exports.signature_index(enc, base),
+            str(folder),
+        )
+    data = [json.loads((SHIPPED / n).read_text(encoding="utf-8")) for n in SHIPPED_FILES]
+    if base != "/":
+        data = [_rebase(records, base) for records in data]
+    return Source(data[0], data[1], "the entries shipped with this package")
+
+
+def _rebase(records: list[dict[str, Any]], base: str) -> list[dict[str, Any]]:
+    """Shipped records carry site paths (`/memory/x/`); prefix them with the site URL."""
+
+    def url(path: str) -> str:
+        return base.rstrip("/") + path if path.startswith("/") else path
+
+    out = []
+    for record in records:
+        record = dict(record, url=url(record["url"]))
+        for key in ("related", "referenced_by"):
+            if key in record:
+                record[key] = [dict(link, url=url(link["url"])) for link in record[key]]
+        out.append(record)
+    return out
+
+
+def write_shipped(entries: Path, dest: Path) -> list[Path]:
+    """Write the shipped exports of `entries` into `dest` (the build step of setup.py)."""
+    files = exports.export_files(build_encyclopedia(entries), "/")
+    dest.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in SHIPPED_FILES:
+        path = dest / name
+        path.write_text(files[name], encoding="utf-8")
+        written.append(path)
+    return written

@@ -1,0 +1,135 @@
+"""How the CLI prints a diagnosis in a terminal: wrapped to the terminal's width, coloured only
+on a terminal that wants colour, every line made of escaped text (a log line or an entry field
+never reaches the terminal as a control sequence)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from .text import one_line, visible
+
+MIN_WIDTH = 40
+MAX_WIDTH = 120
+# SGR codes: written by us, around text that `visible` has already made harmless.
+_CODES = {"bold": "1", "dim": "2", "red": "31", "yellow": "33", "green": "32", "cyan": "36"}
+_CONFIDENCE = {"high": "green", "medium": "yellow", "low": "dim"}
+
+NO_MATCH = (
+    "No known failure matched this log. Nothing here identifies one: search the site for the "
+    "exact error line, or open an entry if you find its cause."
+)
+
+
+@dataclass(frozen=True)
+class Style:
+    colour: bool
+    width: int
+
+    def paint(self, text: str, *names: str) -> str:
+        if not self.colour or not names:
+            return text
+        codes = ";".join(_CODES[n] for n in names)
+        return f"\x1b[{codes}m{text}\x1b[0m"
+
+
+def style_for(stream: TextIO, choice: str = "auto") -> Style:
+    """Colour when asked (`always`), never when asked or when NO_COLOR is set, else only on a
+    terminal that is not `dumb`. Width from COLUMNS or the terminal, within bounds."""
+    if choice == "always":
+        colour = True
+    elif choice == "never" or os.environ.get("NO_COLOR"):
+        colour = False
+    else:
+        colour = stream.isatty() and os.environ.get("TERM") != "dumb"
+    width = shutil.get_terminal_size((100, 24)).columns
+    return Style(colour, max(MIN_WIDTH, min(MAX_WIDTH, width)))
+
+
+def _wrap(text: str, style: Style, indent: str, first: str | None = None) -> list[str]:
+    """`text` (escaped, one paragraph) wrapped at word boundaries; nothing is cut off."""
+    return textwrap.wrap(
+        visible(one_line(text)),
+        width=style.width,
+        initial_indent=indent if first is None else first,
+        subsequent_indent=indent,
+        break_long_words=True,
+        break_on_hyphens=False,
+    ) or [indent]
+
+
+Locate = Callable[[int], str]  # a line number of the read log -> how to name it ("line 5")
+
+
+def diagnosis(
+    result: dict[str, Any],
+    records: dict[str, dict[str, Any]],
+    style: Style,
+    locate: Locate = lambda n: f"line {n}",
+) -> list[str]:
+    """The printed diagnosis: each initiating failure with what the log shows, what to do and
+    its evidence, weaker readings of the same lines folded under it, collateral failures after
+    the failure that caused them, and how to read more."""
+    if not result["matches"]:
+        return _wrap(NO_MATCH, style, "")
+    out: list[str] = []
+    matches = result["matches"]
+    titles = {m["id"]: m["title"] for m in matches}
+    lead = next((m for m in matches if not m["collateral_of"]), None)
+    shown = [m for m in matches if not m["also_possible_for"]]
+    for i, match in enumerate(shown, 1):
+        out += _heading(i, match, titles, style)
+        out.append("   " + style.paint(visible(match["url"]), "cyan"))
+        symptom = match["symptom"]
+        if symptom:
+            out += _wrap(symptom["symptom"], style, "     ", "   Your log shows: ")
+            values = ", ".join(f"{k} {v}" for k, v in sorted(symptom["values"].items()))
+            if values:
+                out += _wrap(values, style, "     ", "   Read from the log: ")
+            out += _wrap(symptom["cause"], style, "     ", "   Cause: ")
+        record = records.get(match["id"], {})
+        advise = match is lead or (not match["collateral_of"] and match["confidence"] != "low")
+        if advise and record.get("summary"):
+            # What to do, before the evidence: the quick answer and the first fix step.
+            out += _wrap(record["summary"], style, "   ")
+            out += _wrap(record["first_step"], style, "     ", "   First step: ")
+        printed: set[int] = set()
+        for ev in match["evidence"]:
+            if ev["line"] in printed:
+                continue  # two signatures on one line: the line once
+            printed.add(ev["line"])
+            where = style.paint(locate(ev["line"]) + ":", "dim")
+            out += _wrap(ev["text"], style, "       ", f"   {where} ")
+        for alt in matches:
+            if alt["also_possible_for"] == match["id"]:
+                out += _wrap(
+                    f"{alt['title']} [{alt['id']}], {alt['confidence']} confidence, "
+                    "from the same lines",
+                    style,
+                    "     ",
+                    "   also possible: ",
+                )
+    first = shown[0]["id"]
+    out += ["", *_wrap(f"More: encyclopedia explain {first}", style, "")]
+    return out
+
+
+def _heading(i: int, match: dict[str, Any], titles: dict[str, str], style: Style) -> list[str]:
+    notes = []
+    if match["rank"] is not None:
+        notes.append(f"rank {match['rank']}")
+    if match["collateral_of"]:
+        cause = titles.get(match["collateral_of"], match["collateral_of"])
+        label = style.paint(f"caused by {match['collateral_of']}", "dim")
+        notes.insert(0, label)
+        head = f"{i}. {visible(match['title'])} [{match['id']}]"
+        text = f"{head} ({', '.join(notes)})"
+        return [style.paint(text, "dim"), f"   a consequence of {visible(cause)}: fix that first"]
+    badge = style.paint(f"{match['confidence']} confidence", _CONFIDENCE[match["confidence"]])
+    extra = f", {', '.join(notes)}" if notes else ""
+    title = style.paint(visible(match["title"]), "bold")
+    return [f"{i}. {title} [{match['id']}] score {match['score']}, {badge}{extra}"]
