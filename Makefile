@@ -2,23 +2,33 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN = $(VENV)/bin
-STAMP = $(VENV)/.installed
+PORT ?= 8000
+# Serving needs only the package; the tests add their tools on top.
+SERVE_STAMP = $(VENV)/.installed-serve
+STAMP = $(VENV)/.installed-test
+# MkDocs and Material print a notice about their future on every run: not the reader's concern.
+export NO_MKDOCS_2_WARNING = 1
 
 .PHONY: serve test lint build check new bench bench-search recall clean
 
-$(STAMP): pyproject.toml
+$(SERVE_STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(SERVE_STAMP)
+
+$(STAMP): $(SERVE_STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-serve: $(STAMP)
-	$(BIN)/mkdocs serve --livereload --dev-addr 127.0.0.1:8000
+serve: $(SERVE_STAMP)
+	@$(BIN)/python scripts/port_free.py $(PORT)
+	$(BIN)/mkdocs serve --livereload --dev-addr 127.0.0.1:$(PORT)
 
-build: $(STAMP)
+build: $(SERVE_STAMP)
 	$(BIN)/mkdocs build --strict
 
-check: $(STAMP)
+check: $(SERVE_STAMP)
 	$(BIN)/encyclopedia check
 
 # make new ID=nccl-ib-timeout CATEGORY=distributed [TITLE="NCCL InfiniBand timeout"]

@@ -34,7 +34,8 @@ def main() -> None:
     print(f"  nothing matched:    {sum(not o.ids for o in scope)}")
     print(f"  wrong entry first:  {sum(bool(o.ids) and not o.top1 for o in scope)}")
     print(
-        f"  marked as a miss (decisive line not in the log): {sum(bool(o.case.miss) for o in scope)}"
+        "  marked as a miss (decisive line not in the log): "
+        f"{sum(bool(o.case.miss) for o in scope)}"
     )
     print(
         f"out of scope: {len(out)} logs; confident answer: {sum(o.confident for o in out)}, "

@@ -4,9 +4,11 @@ message shows both entries, and a multi-rank log names the initiating failure an
 from __future__ import annotations
 
 import io
+import json
 from typing import Any
 
-from generator import diagnose
+from generator import diagnose, exports
+from tests.support import ROOT
 from tests.test_fixture_matrix import INDEX
 
 
@@ -53,3 +55,26 @@ def test_multi_rank_log_names_the_initiating_rank_and_the_collateral() -> None:
 def test_generic_words_identify_nothing() -> None:
     log = "Traceback (most recent call last):\nRuntimeError: error\nException: failed\n"
     assert run(log) == []
+
+
+def test_json_output_follows_its_documented_schema() -> None:
+    """schema/diagnose.schema.json describes `diagnose --json`: every example log's result,
+    and every shared vector's, validates against it (and a result with a field it does not
+    document would not)."""
+    import jsonschema
+
+    from generator.link import build_encyclopedia
+
+    schema = json.loads((ROOT / "schema" / "diagnose.schema.json").read_text())
+    validator = jsonschema.Draft202012Validator(schema)
+    enc = build_encyclopedia(ROOT / "entries")
+    index = diagnose.Index.from_export(exports.signature_index(enc, "/"))
+    checked = 0
+    for page in enc.pages.values():
+        for ex in page.entry.examples:
+            result = diagnose.diagnose(index, io.BytesIO(ex.log.encode("utf-8")))
+            validator.validate(result)
+            checked += bool(result["matches"])
+    assert checked > 200
+    bad = {"matches": [], "root_rank": None, "extra": 1}
+    assert not validator.is_valid(bad)
