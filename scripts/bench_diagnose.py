@@ -169,6 +169,41 @@ def bench_browser(tmp: Path) -> None:
     )
 
 
+def bench_run(tmp: Path) -> None:
+    """`encyclopedia run` around a command printing the 100 MB log and failing: the output is
+    passed through and diagnosed as it streams, so the wrapper's memory stays bounded. Peak
+    memory is measured in a fresh process whose only descendants are the wrapper and command."""
+    log = tmp / "train-100mb.log"
+    child = [
+        sys.executable,
+        "-c",
+        "import shutil, sys; "
+        f"shutil.copyfileobj(open({str(log)!r}, 'rb'), sys.stdout.buffer); sys.exit(1)",
+    ]
+    probe = (
+        "import resource, subprocess, sys, time; t = time.perf_counter(); "
+        "quiet = subprocess.DEVNULL; "
+        "code = subprocess.run(sys.argv[1:], stdout=quiet, stderr=quiet).returncode; "
+        "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss; "
+        "print(time.perf_counter() - t, peak, code)"
+    )
+    for label, cmd in (
+        ("the command alone", child),
+        (
+            "encyclopedia run -- command",
+            [sys.executable, "-m", "generator.cli", "run", "--", *child],
+        ),
+    ):
+        out = subprocess.run(
+            [sys.executable, "-c", probe, *cmd], capture_output=True, text=True, check=True
+        )
+        seconds, peak, code = out.stdout.split()
+        print(
+            f"{label}, printing 100 MB: {float(seconds):.2f} s, "
+            f"peak {int(peak) / 1024:.0f} MiB, exit {code}"
+        )
+
+
 def main() -> None:
     enc = build_encyclopedia(ROOT / "entries")
     records = exports.signature_index(enc, "/")
@@ -181,6 +216,7 @@ def main() -> None:
         patterns = tmp / "literals.txt"
         literals(records, patterns)
         bench_cli(tmp, index_file, patterns)
+        bench_run(tmp)
         if "--gigabyte" in sys.argv:
             bench_gigabyte(tmp, index_file)
         if "--no-browser" not in sys.argv:
