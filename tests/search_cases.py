@@ -60,6 +60,9 @@ def pasted_queries(enc: Encyclopedia) -> list[Query]:
     return [
         Query(first_error_line(example.log, page, index), page.id, f"{page.id}#{n}")
         for page in enc.pages.values()
+        # An entry no printed text identifies is found by what the reader types (typed.json),
+        # not by pasting a line of its logs.
+        if page.entry.signatures
         for n, example in enumerate(page.entry.examples)
     ]
 

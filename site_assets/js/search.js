@@ -80,7 +80,11 @@
     var query = lines.length > 1
       ? (lines.filter(function (l) { return ERROR_LINE.test(l); }).pop() || lines[0])
       : (lines[0] || "");
-    var words = query.split(/\s+/);
+    /* Quotes and a leading minus are Pagefind's phrase and exclusion syntax; in a pasted log
+     * line they are text (`File "train.py"`, `-inf`), so they are not passed on as syntax. */
+    var words = query.replace(/["\u201c\u201d]/g, " ").split(/\s+/).map(function (w) {
+      return w.replace(/^-+/, "");
+    }).filter(Boolean);
     if (words.length > FULL_TEXT_WORDS) {
       words = words.filter(function (w) { return !/[0-9\/\\]/.test(w); }).slice(0, FULL_TEXT_WORDS);
     }
