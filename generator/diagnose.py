@@ -112,6 +112,8 @@ _COMMON_WORDS = frozenset(
         "while",
         "with",
         "from",
+        "module",  # every traceback frame: `module.py`, `<module>`
+        "processgroupnccl",  # every c10d log line names ProcessGroupNCCL.cpp
     }
 )
 
