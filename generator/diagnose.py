@@ -136,17 +136,6 @@ def anchor(signature: str) -> str:
     return max(tokens, key=_rarity) if tokens else ""
 
 
-def matches(parts: list[str], segment: str) -> bool:
-    """True when the pieces occur in `segment` (normalised) in order."""
-    pos = 0
-    for part in parts:
-        found = segment.find(part, pos)
-        if found < 0:
-            return False
-        pos = found + len(part)
-    return True
-
-
 @dataclass(frozen=True)
 class Signature:
     order: int  # position in the index: signatures found in one segment are tried in this order

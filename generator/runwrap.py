@@ -12,7 +12,6 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 import threading
 from dataclasses import dataclass
 from typing import Any, BinaryIO
@@ -90,7 +89,3 @@ def describe(finished: Finished) -> str:
         name = signal.Signals(finished.signal).name
         return f"the command was killed by {name} (exit status {finished.status})"
     return f"the command exited with status {finished.status}"
-
-
-def main_stream() -> tuple[BinaryIO, BinaryIO]:
-    return sys.stdout.buffer, sys.stderr.buffer

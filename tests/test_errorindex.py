@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator import diagnose, errorindex, exports
+from generator import diagnose, errorindex, exports, pattern
 from generator.link import Encyclopedia, build_encyclopedia
 from tests.search_cases import pasted_queries, typed_queries
 from tests.support import ROOT
@@ -77,8 +77,8 @@ def _signature_and_text(draw: st.DrawFn) -> tuple[str, str]:
 @given(_signature_and_text())
 def test_every_text_a_signature_matches_yields_its_key(case: tuple[str, str]) -> None:
     signature, text = case
-    parts = diagnose.pieces(signature)
-    if not parts or not diagnose.matches(parts, diagnose.normalise(text)):
+    compiled = diagnose.compiled(signature)
+    if not compiled or pattern.match(compiled, diagnose.normalise(text)) is None:
         return
     found = errorindex.key(signature)
     assert found is None or found in errorindex.query_keys(text), (signature, text, found)
