@@ -14,10 +14,9 @@ from generator.recall import load_cases, run
 from tests.support import ROOT
 
 CASES = load_cases(ROOT / "tests" / "recall")
-INDEX = diagnose.Index.from_export(
-    exports.signature_index(build_encyclopedia(ROOT / "entries"), "/")
-)
-ENTRY_IDS = {r["id"] for r in exports.signature_index(build_encyclopedia(ROOT / "entries"), "/")}
+RECORDS = exports.signature_index(build_encyclopedia(ROOT / "entries"), "/")
+INDEX = diagnose.Index.from_export(RECORDS)
+ENTRY_IDS = {r["id"] for r in RECORDS}
 
 
 def test_the_corpus_is_broad_and_its_cases_name_real_entries() -> None:
