@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import rules
-from .load import TAGS_FILE, Loaded, LoadedCategory, LoadedTags, load_all
-from .model import SEVERITIES, Category, Entry, Related
+from .load import TAGS_FILE, Draft, Loaded, LoadedCategory, LoadedTags, load_all
+from .model import SEVERITIES, Category, Entry, Related, is_slug
 from .problems import EntryError, Problem
 from .text import PLACEHOLDERS
 from .validate import closest, did_you_mean
@@ -305,6 +305,51 @@ def _path(edges: dict[str, set[str]], start: str, goal: str) -> list[str]:
     return []
 
 
+def check_drafts(
+    drafts: list[Draft], ids: set[str] | frozenset[str], tags: LoadedTags | None
+) -> list[Problem]:
+    """The tag and related-id checks of valid entries, on the raw data of invalid ones (only
+    items that are slugs: anything else already has a schema problem of its own)."""
+    problems: list[Problem] = []
+    for draft in drafts:
+        data = draft.source.data
+        assert isinstance(data, dict)
+        raw_tags = data.get("tags")
+        for i, tag in enumerate(raw_tags if isinstance(raw_tags, list) else ()):
+            if tags is None or not isinstance(tag, str) or not is_slug(tag):
+                continue
+            if tag not in tags.about and not PLACEHOLDERS.search(tag):
+                line, col = draft.source.position(("tags", i))
+                problems.append(
+                    Problem(
+                        draft.path,
+                        line,
+                        col,
+                        f"tag `{tag}` is not in {tags.path}",
+                        f"{did_you_mean(tag, tags.about)}use a tag from that file, or add "
+                        f"`{tag}: <what it covers>` to it",
+                    )
+                )
+        raw_related = data.get("related")
+        for i, item in enumerate(raw_related if isinstance(raw_related, list) else ()):
+            target = item.get("id") if isinstance(item, dict) else None
+            if not isinstance(target, str) or not is_slug(target) or target == draft.id:
+                continue
+            if target not in ids:
+                line, col = draft.source.position(("related", i, "id"))
+                problems.append(
+                    Problem(
+                        draft.path,
+                        line,
+                        col,
+                        f"related id `{target}` is not an entry",
+                        f"{did_you_mean(target, ids)}link an existing entry, or add "
+                        "the link when that entry exists",
+                    )
+                )
+    return problems
+
+
 def link(
     categories: list[LoadedCategory],
     entries: list[Loaded],
@@ -366,11 +411,13 @@ def build_encyclopedia(entries_dir: Path) -> Encyclopedia:
                 )
             ]
         )
-    categories, entries, tags, problems = load_all(entries_dir)
+    categories, entries, drafts, tags, problems = load_all(entries_dir)
     broken = frozenset(Path(p.path).stem for p in problems if Path(p.path).name != TAGS_FILE) - {
         e.id for e in entries
     }
     encyclopedia, link_problems = link(categories, entries, broken, tags)
+    # A file that failed validation still names tags and related entries: check those too.
+    link_problems += check_drafts(drafts, {e.id for e in entries} | broken, tags)
     problems += link_problems
     if problems:
         raise EntryError(problems)

@@ -26,6 +26,16 @@ class Loaded:
 
 
 @dataclass(frozen=True)
+class Draft:
+    """An entry file that parsed to a mapping but failed validation: its tags and related ids
+    are still checked, so one `check` reports every problem of the file at once."""
+
+    id: str
+    path: str
+    source: Source
+
+
+@dataclass(frozen=True)
 class LoadedCategory:
     slug: str
     path: str
@@ -90,7 +100,9 @@ def load_tags(path: Path | None, base: Path) -> tuple[LoadedTags | None, list[Pr
     return LoadedTags(shown, dict(record.tags), source), []
 
 
-def load_entry(path: Path, base: Path, categories: set[str]) -> tuple[Loaded | None, list[Problem]]:
+def load_entry(
+    path: Path, base: Path, categories: set[str]
+) -> tuple[Loaded | None, list[Problem], Draft | None]:
     """Load and validate one entry file; the cross-entry checks happen in link.py."""
     shown = display(path, base)
     problems: list[Problem] = []
@@ -130,7 +142,7 @@ def load_entry(path: Path, base: Path, categories: set[str]) -> tuple[Loaded | N
     source, errors = _read(path, shown)
     problems += errors
     if source.data is None:
-        return None, problems
+        return None, problems, None
     record, errors = validate_record(source, Entry)
     problems += errors
     if record is not None and record.id is not None and record.id != entry_id:
@@ -145,15 +157,17 @@ def load_entry(path: Path, base: Path, categories: set[str]) -> tuple[Loaded | N
             )
         )
     if record is None or problems:
-        return None, problems
-    return Loaded(entry_id, category, shown, record, source), []
+        draft = Draft(entry_id, shown, source) if isinstance(source.data, dict) else None
+        return None, problems, draft
+    return Loaded(entry_id, category, shown, record, source), [], None
 
 
 def load_all(
     entries_dir: Path,
-) -> tuple[list[LoadedCategory], list[Loaded], LoadedTags | None, list[Problem]]:
+) -> tuple[list[LoadedCategory], list[Loaded], list[Draft], LoadedTags | None, list[Problem]]:
     """Load every category, entry and the tag vocabulary under `entries_dir`, collecting all
-    problems. Invalid files are left out of the result; their problems say why."""
+    problems. Invalid entry files are left out of the entries, their problems say why, and
+    those that parsed come back as drafts for the checks that need only their raw data."""
     base = entries_dir.parent
     layout: Layout = scan(entries_dir)
     problems = list(layout.problems)
@@ -165,10 +179,13 @@ def load_all(
             categories.append(loaded_category)
     known = {path.parent.name for path in layout.category_files}
     entries: list[Loaded] = []
+    drafts: list[Draft] = []
     for path in layout.entry_files:
-        loaded, errors = load_entry(path, base, known)
+        loaded, errors, draft = load_entry(path, base, known)
         problems += errors
         if loaded:
             entries.append(loaded)
+        if draft:
+            drafts.append(draft)
     tags, errors = load_tags(layout.tags_file, base)
-    return categories, entries, tags, problems + errors
+    return categories, entries, drafts, tags, problems + errors
