@@ -144,6 +144,17 @@ def _syntax_problem(path: str, text: str, err: yaml.MarkedYAMLError) -> Problem:
             "so YAML ends the block there",
             f"state the block's indentation in its header: `{fixed}`",
         )
+    misaligned = _misaligned_key(lines, mark.line)
+    if misaligned:
+        key, indent, expected = misaligned
+        return Problem(
+            path,
+            mark.line + 1,
+            indent + 1,
+            f"`{key}` is indented {indent} spaces, where the keys above it are indented "
+            f"{' or '.join(str(c) for c in expected)}",
+            "YAML nests by indentation: align it with the key it belongs beside",
+        )
     return _at(
         path,
         mark,
@@ -151,6 +162,28 @@ def _syntax_problem(path: str, text: str, err: yaml.MarkedYAMLError) -> Problem:
         "fix the YAML syntax at this point (quote text that holds `: ` "
         "or starts with a special character)",
     )
+
+
+_KEY_LINE = re.compile(r"^( *)(- )?([A-Za-z_][\w-]*):(\s|$)")
+
+
+def _misaligned_key(lines: list[str], error_line: int) -> tuple[str, int, list[int]] | None:
+    """A `key:` line on which YAML failed, indented to a column where no key above it starts
+    (neither a sibling nor an outer level): the key, its indent and the columns keys use."""
+    if error_line >= len(lines):
+        return None
+    found = _KEY_LINE.match(lines[error_line])
+    if not found or found.group(2):
+        return None
+    indent = len(found.group(1))
+    columns: set[int] = set()
+    for line in lines[:error_line]:
+        above = _KEY_LINE.match(line)
+        if above:
+            columns.add(len(above.group(1)) + (2 if above.group(2) else 0))
+    if not columns or indent in columns:
+        return None
+    return found.group(3), indent, sorted(c for c in columns if c <= indent + 4)[-2:] or [0]
 
 
 _BLOCK_HEADER = re.compile(r"^(\s*(?:- )?)([^\s#][^#]*?:\s*)([|>])([+-]?)\s*(#.*)?$")
