@@ -102,7 +102,8 @@ def diagnosis(
             if ev["line"] in printed:
                 continue  # two signatures on one line: the line once
             printed.add(ev["line"])
-            where = style.paint(locate(ev["line"]) + ":", "dim")
+            # a log file's name is the reader's data too: shown, not obeyed
+            where = style.paint(visible(locate(ev["line"])) + ":", "dim")
             out += _wrap(ev["text"], style, "       ", f"   {where} ")
         for alt in matches:
             if alt["also_possible_for"] == match["id"]:

@@ -221,3 +221,16 @@ def test_run_forwards_a_termination_signal_to_the_command(
     assert "child got SIGTERM" in out
     assert waiting.returncode == 3
     assert textwrap.dedent("encyclopedia: the command exited with status 3.") in err
+
+
+def test_a_rank_log_named_with_control_characters_is_shown_escaped(
+    installed: Path, elsewhere: Path
+) -> None:
+    logs = elsewhere / "logs"
+    logs.mkdir()
+    (logs / "rank3\x1b[2J.log").write_text(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+    )
+    result = cli(installed, elsewhere, "diagnose", str(logs))
+    assert result.returncode == 0, result.stderr
+    assert "\x1b" not in result.stdout and "rank3\\x1b[2J.log:1:" in result.stdout
