@@ -641,10 +641,17 @@ def rank_candidates(
     return placed
 
 
-def diagnose(index: Index, stream: BinaryIO, top: int | None = None) -> dict[str, Any]:
-    candidates, root_rank = scan(index, stream)
+def result(
+    index: Index, candidates: dict[str, Candidate], root_rank: int | None, top: int | None
+) -> dict[str, Any]:
+    """The diagnosis of a scanned log (schema/diagnose.schema.json), at most `top` matches."""
     ranked = rank_candidates(index, candidates, root_rank)
     return {"matches": ranked[:top] if top else ranked, "root_rank": root_rank}
+
+
+def diagnose(index: Index, stream: BinaryIO, top: int | None = None) -> dict[str, Any]:
+    candidates, root_rank = scan(index, stream)
+    return result(index, candidates, root_rank, top)
 
 
 class Streaming:
@@ -683,5 +690,4 @@ class Streaming:
                 self._feed(bytes(buf) + b"\n")
                 buf.clear()
         self.scanner.finish()
-        ranked = rank_candidates(self.index, self.scanner.candidates, self.scanner.root_rank)
-        return {"matches": ranked[:top] if top else ranked, "root_rank": self.scanner.root_rank}
+        return result(self.index, self.scanner.candidates, self.scanner.root_rank, top)
