@@ -9,7 +9,7 @@ STAMP = $(VENV)/.installed-test
 # MkDocs and Material print a notice about their future on every run: not the reader's concern.
 export NO_MKDOCS_2_WARNING = 1
 
-.PHONY: serve test lint build check new bench bench-search recall clean
+.PHONY: serve test lint build check new bench bench-search recall reproduce clean
 
 $(SERVE_STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -54,3 +54,17 @@ clean:
 
 recall: $(STAMP)
 	$(BIN)/python scripts/recall.py --misses
+
+# Reproducers run against a real PyTorch in its own environment: the site does not depend on it.
+TORCH_VENV ?= .venv-torch
+TORCH_STAMP = $(TORCH_VENV)/.installed
+REPRODUCED ?= entries/_reproduced.json
+
+$(TORCH_STAMP): scripts/reproduce-requirements.txt
+	$(PYTHON) -m venv $(TORCH_VENV)
+	$(TORCH_VENV)/bin/python -m pip install --quiet -r scripts/reproduce-requirements.txt
+	touch $(TORCH_STAMP)
+
+reproduce: $(SERVE_STAMP) $(TORCH_STAMP)
+	@mkdir -p $(dir $(REPRODUCED))
+	$(BIN)/encyclopedia reproduce --python $(TORCH_VENV)/bin/python --out $(REPRODUCED) $(IDS)

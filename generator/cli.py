@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from . import diagnose, exports, ranklogs, runwrap, sources, terminal
+from . import diagnose, exports, ranklogs, reproduce, reproduced, runwrap, sources, terminal
 from .link import build_encyclopedia
 from .load import CATEGORY_FILE
 from .model import is_slug
@@ -356,6 +356,80 @@ def run_command(
         header = style.paint(f"encyclopedia: {runwrap.describe(finished)}.", "bold")
         click.echo("\n".join(["", header, *lines]), err=True, color=style.colour)
     sys.exit(finished.status)
+
+
+def _reproduction_lines(result: reproduced.Reproduction, style: terminal.Style) -> list[str]:
+    mark = style.paint("pass", "green") if result.status == "passed" else style.paint("FAIL", "red")
+    took = f"{result.failing.seconds:.1f} s + {result.fixed.seconds:.1f} s"
+    lines = [f"{mark} {result.id} ({took})"]
+    if result.status == "passed":
+        return lines
+    for problem in result.problems:
+        lines.append(f"  - {problem}")
+    for name, run in (("failing", result.failing), ("fixed", result.fixed)):
+        code = "timed out" if run.exit_code is None else f"exit code {run.exit_code}"
+        lines.append(style.paint(f"  output of the {name} script ({code}):", "dim"))
+        lines.extend("    " + line for line in run.output.splitlines())
+    return lines
+
+
+@main.command("reproduce")
+@click.argument("ids", nargs=-1, metavar="[ID]...")
+@click.option(
+    "--python",
+    default=".venv-torch/bin/python",
+    show_default=True,
+    help="The Python with PyTorch installed that runs the scripts (the site does not need torch).",
+)
+@click.option("--gpu", is_flag=True, help="Also run reproducers that need a CUDA GPU.")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the results here (merged with an existing file; entries/_reproduced.json is "
+    "the one the site shows).",
+)
+@click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
+@COLOR_OPTION
+def reproduce_command(
+    ids: tuple[str, ...],
+    python: str,
+    gpu: bool,
+    out: Path | None,
+    entries_dir: str | None,
+    color: str,
+) -> None:
+    """Run the reproducers of the entries IDS (default: all), each failing script and its fixed
+    variant in a subprocess with its time limit. A reproducer passes when the failing script
+    fails, its output diagnoses to its entry first with a primary signature matched, and the
+    fixed script succeeds. Exits 1 when any fails."""
+    try:
+        enc = build_encyclopedia(_entries_dir(entries_dir))
+    except EntryError as err:
+        _emit(err.problems, "text")
+        sys.exit(PROBLEMS)
+    style = terminal.style_for(sys.stdout, color)
+
+    def show(result: reproduced.Reproduction) -> None:
+        click.echo("\n".join(_reproduction_lines(result, style)), color=style.colour)
+
+    try:
+        results, skipped = reproduce.reproduce_all(enc, python, ids, gpu, progress=show)
+    except reproduce.ReproduceError as err:
+        raise click.UsageError(str(err)) from None
+    failed = [r.id for r in results if r.status == "failed"]
+    summary = f"{len(results) - len(failed)} of {len(results)} reproducers passed"
+    if results:
+        summary += f" (PyTorch {results[0].torch}, Python {results[0].python})"
+    if skipped:
+        summary += f"; {len(skipped)} need a GPU, skipped (--gpu runs them)"
+    click.echo(summary + (f"; failed: {', '.join(failed)}" if failed else ""))
+    if out is not None:
+        try:
+            reproduced.write_results(out, results, merge=True)
+        except OSError as err:
+            raise click.UsageError(f"cannot write {out}: {err.strerror}") from None
+        click.echo(f"results: {out}")
+    sys.exit(PROBLEMS if failed else 0)
 
 
 if __name__ == "__main__":

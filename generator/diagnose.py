@@ -234,7 +234,7 @@ def _chunks(stream: BinaryIO) -> Iterator[bytes]:
         chunk = stream.read(CHUNK_BYTES)
         if not chunk:
             if carry:
-                yield _strip_ansi(carry)
+                yield strip_ansi(carry)
             return
         data = carry + chunk
         cut = data.rfind(b"\n")
@@ -244,10 +244,10 @@ def _chunks(stream: BinaryIO) -> Iterator[bytes]:
             carry = data[: SEGMENT_BYTES + 1]
             continue
         carry = data[cut + 1 :]
-        yield _strip_ansi(data[: cut + 1])
+        yield strip_ansi(data[: cut + 1])
 
 
-def _strip_ansi(data: bytes) -> bytes:
+def strip_ansi(data: bytes) -> bytes:
     return _ANSI.sub(b"", data) if b"\x1b" in data else data
 
 
@@ -682,7 +682,7 @@ class Streaming:
 
     def _feed(self, chunk: bytes) -> None:
         if chunk:
-            self.scanner.feed(_strip_ansi(chunk))
+            self.scanner.feed(strip_ansi(chunk))
 
     def result(self, top: int | None = None) -> dict[str, Any]:
         for buf in self.partial.values():

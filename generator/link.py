@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -11,6 +12,7 @@ from . import rules
 from .load import TAGS_FILE, Draft, Loaded, LoadedCategory, LoadedTags, load_all
 from .model import SEVERITIES, Category, Entry, Related, is_slug
 from .problems import EntryError, Problem
+from .reproduced import RESULTS_FILE, Reproduction, read_results
 from .text import PLACEHOLDERS
 from .validate import closest, did_you_mean
 
@@ -77,6 +79,8 @@ class Encyclopedia:
     pages: dict[str, Page]
     aliases: dict[str, Page]
     tag_about: dict[str, str] = field(default_factory=dict)  # from _tags.yaml, if the site has it
+    # From _reproduced.json, if the site has it: the last run of each entry's reproducer.
+    reproduced: dict[str, Reproduction] = field(default_factory=dict)
 
     @property
     def tags(self) -> dict[str, tuple[Page, ...]]:
@@ -418,10 +422,11 @@ def build_encyclopedia(entries_dir: Path) -> Encyclopedia:
     encyclopedia, link_problems = link(categories, entries, broken, tags)
     # A file that failed validation still names tags and related entries: check those too.
     link_problems += check_drafts(drafts, {e.id for e in entries} | broken, tags)
-    problems += link_problems
+    reproduced, results_problems = read_results(entries_dir / RESULTS_FILE)
+    problems += link_problems + results_problems
     if problems:
         raise EntryError(problems)
-    return encyclopedia
+    return dataclasses.replace(encyclopedia, reproduced=reproduced)
 
 
 __all__ = ["Encyclopedia", "Page", "CategoryPage", "Link", "Related", "build_encyclopedia"]

@@ -169,6 +169,31 @@ class Example(Record):
     log: Verbatim = Field(description="The log excerpt, copied as posted.")
 
 
+Need = Literal["cpu", "cuda"]
+
+
+class Reproduce(Record):
+    """A script that triggers the failure and a variant with the entry's fix applied, run by
+    `encyclopedia reproduce` against a real PyTorch."""
+
+    about: Line = Field(description="What the failing script does, in one line.")
+    needs: Need = Field(
+        default="cpu",
+        description="`cpu`: runs anywhere (CI runs it); `cuda`: needs a GPU (run with --gpu).",
+    )
+    processes: Annotated[StrictInt, Field(ge=1, le=8)] = Field(
+        default=1, description="How many processes the script starts itself (e.g. gloo ranks)."
+    )
+    packages: tuple[Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")], ...] = (
+        Field(default=(), description="Import names it needs besides torch, e.g. `safetensors`.")
+    )
+    timeout: Annotated[StrictInt, Field(ge=5, le=600)] = Field(
+        default=120, description="Seconds each script may run."
+    )
+    failing: Verbatim = Field(description="Python that must fail with this entry's error.")
+    fixed: Verbatim = Field(description="The same program with the fix applied: must succeed.")
+
+
 class AppliesTo(Record):
     versions: tuple[Line, ...] = ()
     hardware: tuple[Line, ...] = ()
@@ -213,6 +238,7 @@ class Entry(Record):
     related: tuple[Related, ...] = ()
     examples: tuple[Example, ...] = ()
     applies_to: AppliesTo | None = None
+    reproduce: Reproduce | None = None
     references: Annotated[tuple[Reference, ...], Field(min_length=1)]
     aliases: tuple[Slug, ...] = ()
     status: Status = "active"

@@ -243,8 +243,39 @@ def shared_signatures(entries: list[Loaded]) -> list[Problem]:
     return problems
 
 
+def reproducers(loaded: Loaded) -> list[Problem]:
+    """A reproducer script that is not valid Python is reported where the bad line is in the
+    entry file, before anyone needs PyTorch to find out."""
+    spec = loaded.entry.reproduce
+    if spec is None:
+        return []
+    problems = []
+    for name in ("failing", "fixed"):
+        try:
+            compile(getattr(spec, name), f"reproduce.{name}", "exec", dont_inherit=True)
+        except SyntaxError as err:
+            key_line, key_col = loaded.source.position(("reproduce", name), key=True)
+            value_line, _ = loaded.source.position(("reproduce", name))
+            # A block scalar (`failing: |`) starts on the line after its key, indented two
+            # more columns; a one-line value is reported where it starts.
+            block = value_line == key_line
+            line = key_line + (err.lineno or 1) if block else value_line
+            col = key_col + 2 + max((err.offset or 1) - 1, 0) if block else key_col
+            problems.append(
+                Problem(
+                    loaded.path,
+                    line,
+                    col,
+                    f"`reproduce.{name}` is not valid Python: {err.msg}",
+                    "fix the script (run it with python to see the error)",
+                )
+            )
+    return problems
+
+
 def check(entries: list[Loaded]) -> list[Problem]:
     problems = []
     for loaded in entries:
         problems += placeholders(loaded) + references(loaded) + signatures(loaded)
+        problems += reproducers(loaded)
     return problems + shared_signatures(entries)
