@@ -13,10 +13,22 @@ from typing import Any
 
 import click
 
-from . import diagnose, exports, ranklogs, reproduce, reproduced, runwrap, sources, terminal
-from .link import build_encyclopedia
+from . import (
+    diagnose,
+    exports,
+    fulltext,
+    ranklogs,
+    reproduce,
+    reproduced,
+    runwrap,
+    sources,
+    terminal,
+    tree,
+)
+from .finish import finish_site
 from .load import CATEGORY_FILE
 from .model import is_slug
+from .pipeline import build_encyclopedia, build_site
 from .problems import EntryError, Problem
 from .render import TEMPLATES
 from .text import paragraphs, refused_character, visible
@@ -134,6 +146,89 @@ def export(out_dir: Path, entries_dir: str | None, base_url: str) -> None:
             click.echo(out_dir / name)
     except OSError as err:
         raise click.UsageError(f"cannot write to {out_dir}: {err.strerror}") from None
+
+
+def _asset_files(assets: Path) -> dict[str, bytes]:
+    """The hand-written pages and static files, by path inside the folder (dotfiles left out,
+    as builders leave them out)."""
+    return {
+        path.relative_to(assets).as_posix(): path.read_bytes()
+        for path in sorted(assets.rglob("*"))
+        if path.is_file()
+        and not any(part.startswith(".") for part in path.relative_to(assets).parts)
+    }
+
+
+@main.command()
+@click.argument("out_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
+@click.option(
+    "--assets",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default="site_assets",
+    show_default=True,
+    help="Hand-written pages, CSS and JavaScript copied in beside the generated pages.",
+)
+@click.option(
+    "--overrides",
+    type=click.Path(file_okay=False, path_type=Path),
+    default="overrides/encyclopedia",
+    show_default=True,
+    help="Templates that replace the generator's own of the same name.",
+)
+@click.option("--base-url", default="/", show_default=True, help="Prefix of URLs in the exports.")
+@click.option("--edit-url", default=None, help='"Edit this entry" link; `{path}` is the file.')
+def render(
+    out_dir: Path,
+    entries_dir: str | None,
+    assets: Path,
+    overrides: Path,
+    base_url: str,
+    edit_url: str | None,
+) -> None:
+    """Write the site's docs tree to OUT_DIR: the hand-written pages and assets, every generated
+    page and the exports, for any MkDocs-compatible builder to build (docs_dir: OUT_DIR).
+
+    Pages of removed entries are deleted; unchanged files keep their bytes and mtime. Nothing
+    is written when an entry has a problem."""
+    try:
+        enc = build_encyclopedia(_entries_dir(entries_dir))
+    except EntryError as err:
+        _emit(err.problems, "text")
+        sys.exit(PROBLEMS)
+    site = build_site(enc, base_url, edit_url, overrides)
+    files = _asset_files(assets)
+    files.update({page.src_uri: page.markdown.encode() for page in site.pages})
+    files.update({name: text.encode() for name, text in site.files.items()})
+    try:
+        written = tree.write_tree(out_dir, files)
+    except (tree.TreeError, OSError) as err:
+        raise click.UsageError(f"cannot write {out_dir}: {err}") from None
+    click.echo(
+        f"{out_dir}: {len(written.changed)} written, {written.unchanged} unchanged, "
+        f"{len(written.removed)} removed"
+    )
+
+
+@main.command()
+@click.argument("site_dir", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
+@click.option("--no-full-text", is_flag=True, help="Skip the Pagefind index.")
+def finish(site_dir: Path, entries_dir: str | None, no_full_text: bool) -> None:
+    """Finish SITE_DIR, built by another builder from `encyclopedia render`: each page's
+    Content-Security-Policy (the diagnose page may connect nowhere), the entries' FAQ data, and
+    the Pagefind full-text index. The MkDocs plugin does this itself."""
+    try:
+        enc = build_encyclopedia(_entries_dir(entries_dir))
+    except EntryError as err:
+        _emit(err.problems, "text")
+        sys.exit(PROBLEMS)
+    pages = build_site(enc, "/", None, Path("overrides/encyclopedia")).pages
+    try:
+        count, summary = finish_site(site_dir, enc, pages, full_text=not no_full_text)
+    except fulltext.FullTextError as err:
+        raise click.UsageError(str(err)) from None
+    click.echo(f"{site_dir}: {count} pages finished" + (f"; {summary}" if summary else ""))
 
 
 @main.command()

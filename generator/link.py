@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import dataclasses
 import posixpath
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from . import rules
-from .load import TAGS_FILE, Draft, Loaded, LoadedCategory, LoadedTags, load_all
+from .load import Draft, Loaded, LoadedCategory, LoadedTags
 from .model import SEVERITIES, Category, Entry, Related, is_slug
-from .problems import EntryError, Problem
-from .reproduced import RESULTS_FILE, Reproduction, read_results
+from .problems import Problem
+from .reproduced import Reproduction
 from .text import PLACEHOLDERS
 from .validate import closest, did_you_mean
 
@@ -106,7 +105,7 @@ def _pos(loaded: Loaded, *path: str | int) -> tuple[int, int]:
     return loaded.source.position(tuple(path))
 
 
-def _check_ids(entries: list[Loaded]) -> list[Problem]:
+def _check_ids(entries: Sequence[Loaded]) -> list[Problem]:
     problems: list[Problem] = []
     first: dict[str, Loaded] = {}
     for loaded in entries:
@@ -210,7 +209,7 @@ def _check_related(loaded: Loaded, ids: set[str], broken: set[str]) -> list[Prob
     return problems
 
 
-def _check_tags(entries: list[Loaded], vocabulary: LoadedTags, complete: bool) -> list[Problem]:
+def _check_tags(entries: Sequence[Loaded], vocabulary: LoadedTags, complete: bool) -> list[Problem]:
     """Tags come from one vocabulary, so a typo cannot open a new tag page of its own. `complete`
     is false when some entry failed to load: its tags are unknown, so none is reported unused."""
     problems: list[Problem] = []
@@ -248,7 +247,7 @@ def _check_tags(entries: list[Loaded], vocabulary: LoadedTags, complete: bool) -
     return problems
 
 
-def _causes(entries: list[Loaded]) -> dict[str, set[str]]:
+def _causes(entries: Sequence[Loaded]) -> dict[str, set[str]]:
     """Directed "cause -> effect" edges from leads-to / often-caused-by relations."""
     edges: dict[str, set[str]] = defaultdict(set)
     for loaded in entries:
@@ -260,7 +259,7 @@ def _causes(entries: list[Loaded]) -> dict[str, set[str]]:
     return edges
 
 
-def _check_cycles(entries: list[Loaded]) -> list[Problem]:
+def _check_cycles(entries: Sequence[Loaded]) -> list[Problem]:
     """A causal cycle (A leads to B leads to A) is a contradiction in the data."""
     edges = _causes(entries)
     by_id = {loaded.id: loaded for loaded in entries}
@@ -310,7 +309,7 @@ def _path(edges: dict[str, set[str]], start: str, goal: str) -> list[str]:
 
 
 def check_drafts(
-    drafts: list[Draft], ids: set[str] | frozenset[str], tags: LoadedTags | None
+    drafts: Sequence[Draft], ids: set[str] | frozenset[str], tags: LoadedTags | None
 ) -> list[Problem]:
     """The tag and related-id checks of valid entries, on the raw data of invalid ones (only
     items that are slugs: anything else already has a schema problem of its own)."""
@@ -355,8 +354,8 @@ def check_drafts(
 
 
 def link(
-    categories: list[LoadedCategory],
-    entries: list[Loaded],
+    categories: Sequence[LoadedCategory],
+    entries: Sequence[Loaded],
     broken: frozenset[str] = frozenset(),
     tags: LoadedTags | None = None,
 ) -> tuple[Encyclopedia, list[Problem]]:
@@ -400,33 +399,4 @@ def link(
     return Encyclopedia(category_pages, pages, aliases, tag_about), problems
 
 
-def build_encyclopedia(entries_dir: Path) -> Encyclopedia:
-    """Load, validate and link everything under `entries_dir`; raise EntryError with every
-    problem found, or return the encyclopedia."""
-    if not entries_dir.is_dir():
-        raise EntryError(
-            [
-                Problem(
-                    str(entries_dir),
-                    1,
-                    1,
-                    "entries folder not found",
-                    "create it, or set `entries_dir` in the plugin's config",
-                )
-            ]
-        )
-    categories, entries, drafts, tags, problems = load_all(entries_dir)
-    broken = frozenset(Path(p.path).stem for p in problems if Path(p.path).name != TAGS_FILE) - {
-        e.id for e in entries
-    }
-    encyclopedia, link_problems = link(categories, entries, broken, tags)
-    # A file that failed validation still names tags and related entries: check those too.
-    link_problems += check_drafts(drafts, {e.id for e in entries} | broken, tags)
-    reproduced, results_problems = read_results(entries_dir / RESULTS_FILE)
-    problems += link_problems + results_problems
-    if problems:
-        raise EntryError(problems)
-    return dataclasses.replace(encyclopedia, reproduced=reproduced)
-
-
-__all__ = ["Encyclopedia", "Page", "CategoryPage", "Link", "Related", "build_encyclopedia"]
+__all__ = ["Encyclopedia", "Page", "CategoryPage", "Link", "Related", "link", "check_drafts"]

@@ -162,9 +162,21 @@ def load_entry(
     return Loaded(entry_id, category, shown, record, source), [], None
 
 
-def load_all(
-    entries_dir: Path,
-) -> tuple[list[LoadedCategory], list[Loaded], list[Draft], LoadedTags | None, list[Problem]]:
+@dataclass(frozen=True)
+class LoadResult:
+    """Everything under an entries folder, loaded file by file. `failed` holds the ids of entry
+    files that did not load (unreadable, not YAML, or invalid): their problems say why, and the
+    cross-entry checks must not report links to them as links to nothing."""
+
+    categories: tuple[LoadedCategory, ...]
+    entries: tuple[Loaded, ...]
+    drafts: tuple[Draft, ...]
+    failed: frozenset[str]
+    tags: LoadedTags | None
+    problems: tuple[Problem, ...]
+
+
+def load_all(entries_dir: Path) -> LoadResult:
     """Load every category, entry and the tag vocabulary under `entries_dir`, collecting all
     problems. Invalid entry files are left out of the entries, their problems say why, and
     those that parsed come back as drafts for the checks that need only their raw data."""
@@ -180,12 +192,22 @@ def load_all(
     known = {path.parent.name for path in layout.category_files}
     entries: list[Loaded] = []
     drafts: list[Draft] = []
+    failed: set[str] = set()
     for path in layout.entry_files:
         loaded, errors, draft = load_entry(path, base, known)
         problems += errors
         if loaded:
             entries.append(loaded)
+        else:
+            failed.add(path.stem)
         if draft:
             drafts.append(draft)
     tags, errors = load_tags(layout.tags_file, base)
-    return categories, entries, drafts, tags, problems + errors
+    return LoadResult(
+        tuple(categories),
+        tuple(entries),
+        tuple(drafts),
+        frozenset(failed) - {e.id for e in entries},
+        tags,
+        tuple(problems + errors),
+    )

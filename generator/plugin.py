@@ -16,11 +16,13 @@ from mkdocs.structure.files import File, Files
 from mkdocs.structure.nav import Navigation, Section
 from mkdocs.structure.pages import Page
 
-from . import csp, errorindex, exports, fulltext, seo
-from .link import Encyclopedia, build_encyclopedia
+from . import csp, fulltext
+from .finish import finish_page
+from .link import Encyclopedia
 from .link import Page as EntryPage
+from .pipeline import build_encyclopedia, build_site
 from .problems import EntryError, Problem
-from .render import TEMPLATES, render_site
+from .render import TEMPLATES
 
 log = get_plugin_logger(__name__)
 EMPTY = Encyclopedia((), {}, {})
@@ -102,14 +104,15 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
         assert self.encyclopedia is not None, "on_pre_build runs first"
         enc = self.encyclopedia
         self.entry_pages = {p.src_uri: p for p in enc.pages.values()}
-        pages = render_site(
-            enc, self.config.edit_url, self._path(config, self.config.overrides_dir)
+        site = build_site(
+            enc,
+            config.site_url or "/",
+            self.config.edit_url,
+            self._path(config, self.config.overrides_dir),
         )
-        for page in pages:
+        for page in site.pages:
             files.append(File.generated(config, page.src_uri, content=page.markdown))
-        for name, content in exports.site_exports(enc, config.site_url or "/").items():
-            files.append(File.generated(config, name, content=content))
-        for name, content in errorindex.error_index(enc).items():
+        for name, content in site.files.items():
             files.append(File.generated(config, name, content=content))
         return files
 
@@ -142,18 +145,20 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
         except fulltext.FullTextError as err:
             raise PluginError(str(err)) from None
 
-    def _finish(self, output: str, where: str, takes_log: bool) -> str:
+    def _finish(
+        self, output: str, where: str, takes_log: bool, entry: EntryPage | None = None
+    ) -> str:
         for script in csp.unallowed_scripts(output):
             log.warning(f"{where}: an inline script the page policy blocks: {script[:80]!r}")
         if self.problems:
             banner = problems_banner(self.problems)
             marked = _after(output, "<article", banner)
             output = marked if marked != output else _after(output, "<body", banner)
-        return csp.add_policy(output, "'none'" if takes_log else "'self'")
+        return finish_page(output, entry, takes_log)
 
     def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str:
-        output = seo.with_faq_data(output, self.entry_pages.get(page.file.src_uri))
-        return self._finish(output, page.file.src_uri, bool(page.meta.get("diagnose")))
+        entry = self.entry_pages.get(page.file.src_uri)
+        return self._finish(output, page.file.src_uri, bool(page.meta.get("diagnose")), entry)
 
     def on_post_template(
         self, output_content: str, *, template_name: str, config: MkDocsConfig

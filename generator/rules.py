@@ -5,7 +5,7 @@ identify anything, and one signature claimed by two unrelated entries."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -216,7 +216,7 @@ def signatures(loaded: Loaded) -> list[Problem]:
     return problems
 
 
-def shared_signatures(entries: list[Loaded]) -> list[Problem]:
+def shared_signatures(entries: Sequence[Loaded]) -> list[Problem]:
     """The same primary signature on two entries that do not relate to each other: readers and
     the matcher cannot tell the two apart, and neither page says how."""
     owners: dict[str, list[tuple[Loaded, tuple[str | int, ...]]]] = {}
@@ -273,7 +273,7 @@ def reproducers(loaded: Loaded) -> list[Problem]:
     return problems
 
 
-def check(entries: list[Loaded]) -> list[Problem]:
+def check(entries: Sequence[Loaded]) -> list[Problem]:
     problems = []
     for loaded in entries:
         problems += placeholders(loaded) + references(loaded) + signatures(loaded)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from . import exports
-from .link import build_encyclopedia
+from .pipeline import build_encyclopedia
 
 PACKAGE = Path(__file__).resolve().parent
 SHIPPED = PACKAGE / "shipped"

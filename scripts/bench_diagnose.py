@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from generator import diagnose, exports  # noqa: E402
-from generator.link import build_encyclopedia  # noqa: E402
+from generator.pipeline import build_encyclopedia  # noqa: E402
 
 MB = 1024 * 1024
 NOISE = [

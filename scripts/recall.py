@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 
 from generator import diagnose, exports
-from generator.link import build_encyclopedia
+from generator.pipeline import build_encyclopedia
 from generator.recall import load_cases, run
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from generator.link import build_encyclopedia
+from generator.pipeline import build_encyclopedia
 from tests.support import ROOT
 
 pytestmark = pytest.mark.browser

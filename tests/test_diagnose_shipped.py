@@ -63,7 +63,7 @@ def test_json_output_follows_its_documented_schema() -> None:
     document would not)."""
     import jsonschema
 
-    from generator.link import build_encyclopedia
+    from generator.pipeline import build_encyclopedia
 
     schema = json.loads((ROOT / "schema" / "diagnose.schema.json").read_text())
     validator = jsonschema.Draft202012Validator(schema)

@@ -17,7 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from generator import diagnose, errorindex, exports, pattern
-from generator.link import Encyclopedia, build_encyclopedia
+from generator.link import Encyclopedia
+from generator.pipeline import build_encyclopedia
 from tests.search_cases import pasted_queries, typed_queries
 from tests.support import ROOT
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from generator import diagnose, exports
-from generator.link import build_encyclopedia
+from generator.pipeline import build_encyclopedia
 from tests.support import ROOT
 from tests.test_diagnose import run_node
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.link import build_encyclopedia
+from generator.pipeline import build_encyclopedia
 from generator.render import render_site
 from tests.conftest import FIXTURE_ENTRIES
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from generator import exports
-from generator.link import build_encyclopedia
+from generator.pipeline import build_encyclopedia
 from tests.support import ROOT
 
 ENC = build_encyclopedia(ROOT / "entries")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from generator import diagnose, exports
-from generator.link import build_encyclopedia
+from generator.pipeline import build_encyclopedia
 from generator.recall import load_cases, run
 from tests.support import ROOT
 

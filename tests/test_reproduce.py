@@ -19,8 +19,9 @@ from click.testing import CliRunner
 
 from generator import diagnose, exports, reproduce, reproduced
 from generator.cli import main
-from generator.link import Encyclopedia, build_encyclopedia
+from generator.link import Encyclopedia
 from generator.model import Reproduce
+from generator.pipeline import build_encyclopedia
 from generator.render import render_site
 from tests.support import ROOT
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from generator.link import build_encyclopedia
+from generator.pipeline import build_encyclopedia
 from tests.search_cases import PUT_QUERY, Query, pasted_queries, typed_queries
 from tests.support import ROOT
 

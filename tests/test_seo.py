@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from generator import seo
-from generator.link import build_encyclopedia
+from generator.pipeline import build_encyclopedia
 from tests.conftest import FIXTURE_ENTRIES
 from tests.support import run_build
 

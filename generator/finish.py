@@ -1,0 +1,47 @@
+"""Finish stage: what each built HTML page gets after the builder wrote it. The MkDocs plugin
+applies it page by page as MkDocs builds; `encyclopedia finish` applies it to a site another
+builder made from `encyclopedia render` (Zensical, which runs no MkDocs plugins)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import csp, fulltext, seo
+from .link import Encyclopedia
+from .link import Page as EntryPage
+from .render import RenderedPage
+
+
+def finish_page(html: str, entry: EntryPage | None, takes_log: bool) -> str:
+    """The entry's FAQ data in the head, and the page's Content-Security-Policy: a page that
+    takes a pasted log may connect nowhere."""
+    html = seo.with_faq_data(html, entry)
+    return csp.add_policy(html, "'none'" if takes_log else "'self'")
+
+
+def _html_path(src_uri: str) -> str:
+    """Where a builder with directory URLs writes the page of `src_uri` (`a/b.md`)."""
+    stem = src_uri.removesuffix(".md")
+    if stem == "index" or stem.endswith("/index"):
+        return stem + ".html"
+    return stem + "/index.html"
+
+
+def finish_site(
+    site_dir: Path, enc: Encyclopedia, pages: tuple[RenderedPage, ...], full_text: bool
+) -> tuple[int, str | None]:
+    """Finish every HTML page under `site_dir` (built with directory URLs) and index it with
+    Pagefind; returns the number of pages and Pagefind's summary. A page already finished (it
+    has a policy) is left alone, so running it twice changes nothing."""
+    entries = {_html_path(p.src_uri): p for p in enc.pages.values()}
+    takes_log = {_html_path(p.src_uri) for p in pages if "\ndiagnose: true\n" in p.markdown}
+    count = 0
+    for path in sorted(site_dir.rglob("*.html")):
+        rel = path.relative_to(site_dir).as_posix()
+        html = path.read_text(encoding="utf-8")
+        if '<meta http-equiv="Content-Security-Policy"' in html:
+            continue
+        path.write_text(finish_page(html, entries.get(rel), rel in takes_log), encoding="utf-8")
+        count += 1
+    summary = fulltext.index_site(site_dir) if full_text else None
+    return count, summary

@@ -1,0 +1,78 @@
+"""The pipeline: an entries folder in, the checked encyclopedia and every generated file of the
+site out. The MkDocs plugin, `encyclopedia render` and the other commands all run it; each
+stage is a module of its own and this is the one place that calls them in order."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from . import exports
+from .link import Encyclopedia, check_drafts, link
+from .load import load_all
+from .problems import EntryError, Problem
+from .reproduced import RESULTS_FILE, read_results
+
+if TYPE_CHECKING:
+    from .render import RenderedPage
+
+
+@dataclass(frozen=True)
+class Site:
+    """What the generator adds to a site: Markdown pages, and files served as they are (JSON
+    exports, the sharded signature index), each by its path in the docs tree."""
+
+    encyclopedia: Encyclopedia
+    pages: tuple[RenderedPage, ...]
+    files: dict[str, str]
+
+
+def build_encyclopedia(entries_dir: Path) -> Encyclopedia:
+    """Load, validate and link everything under `entries_dir`; raise EntryError with every
+    problem of every file, or return the encyclopedia."""
+    if not entries_dir.is_dir():
+        raise EntryError(
+            [
+                Problem(
+                    str(entries_dir),
+                    1,
+                    1,
+                    "entries folder not found",
+                    "create it, or set `entries_dir` in the plugin's config",
+                )
+            ]
+        )
+    # Load: read and validate each file on its own; the files that failed are named, not guessed.
+    loaded = load_all(entries_dir)
+    # Link: the checks that span entries (ids, related links, tags, signatures), and the graph.
+    encyclopedia, problems = link(loaded.categories, loaded.entries, loaded.failed, loaded.tags)
+    # A file that failed validation still names tags and related entries: check those too.
+    ids = {e.id for e in loaded.entries} | loaded.failed
+    problems += check_drafts(loaded.drafts, ids, loaded.tags)
+    # The last reproducer run, if the folder has one, for the pages to report.
+    reproduced, results_problems = read_results(entries_dir / RESULTS_FILE)
+    everything = [*loaded.problems, *problems, *results_problems]
+    if everything:
+        raise EntryError(everything)
+    return dataclasses.replace(encyclopedia, reproduced=reproduced)
+
+
+def build_site(
+    encyclopedia: Encyclopedia, base_url: str, edit_url: str | None, overrides: Path
+) -> Site:
+    """Every page and file the encyclopedia adds to the site."""
+    # Imported here: the wheel's build step checks and ships the entries with only the loading
+    # stages installed (setup.py), without Jinja2 and Pygments.
+    from . import errorindex
+    from .render import render_site
+
+    # Render: one Markdown page per entry, category and tag, and the pages that list them.
+    pages = tuple(render_site(encyclopedia, edit_url, overrides))
+    # Export: JSON for tools, and the signature index the search box and diagnose page read.
+    files = {**exports.site_exports(encyclopedia, base_url), **errorindex.error_index(encyclopedia)}
+    return Site(encyclopedia, pages, files)
+
+
+__all__ = ["Site", "build_encyclopedia", "build_site"]

@@ -1,0 +1,167 @@
+"""The site without MkDocs' plugin lifecycle: `encyclopedia render` writes the docs tree to a
+folder (with a manifest), `encyclopedia finish` adds what the plugin adds after a build, and the
+site builds three ways: MkDocs (the default), ProperDocs (the maintained MkDocs 1.6 fork, with
+the plugin) and Zensical (over the rendered folder, with no plugin at all)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from generator import tree
+from generator.cli import main
+from tests.support import ROOT, run_build
+
+BIN = Path(sys.executable).parent
+ENTRY_PAGES = ("data/batchnorm-single-sample-batch", "memory/cuda-out-of-memory")
+POLICY = re.compile(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)"')
+
+WRITES = [
+    # (case, files before, files after, changed, removed)
+    ("new folder", {}, {"a.md": b"A", "d/b.md": b"B"}, ("a.md", "d/b.md"), ()),
+    ("same bytes", {"a.md": b"A"}, {"a.md": b"A"}, (), ()),
+    ("one changed", {"a.md": b"A", "b.md": b"B"}, {"a.md": b"A", "b.md": b"C"}, ("b.md",), ()),
+    ("one removed", {"a.md": b"A", "d/b.md": b"B"}, {"a.md": b"A"}, (), ("d/b.md",)),
+]
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "changed", "removed"), [c[1:] for c in WRITES], ids=[c[0] for c in WRITES]
+)
+def test_write_tree(
+    tmp_path: Path,
+    before: dict[str, bytes],
+    after: dict[str, bytes],
+    changed: tuple[str, ...],
+    removed: tuple[str, ...],
+) -> None:
+    folder = tmp_path / "out"
+    tree.write_tree(folder, before)
+    old = {p: (folder / p).stat().st_mtime_ns for p in before}
+    (folder / "mine.txt").write_text("not written by the tree")
+    written = tree.write_tree(folder, after)
+    assert (written.changed, written.removed) == (changed, removed)
+    for path, content in after.items():
+        assert (folder / path).read_bytes() == content
+        if path in old and path not in changed:
+            assert (folder / path).stat().st_mtime_ns == old[path]  # untouched
+    for path in removed:
+        assert not (folder / path).exists()
+        assert not (folder / path).parent.exists() or (folder / path).parent == folder
+    assert (folder / "mine.txt").exists()  # only what an earlier run wrote is removed
+
+
+@pytest.mark.parametrize("path", ["../x.md", "/etc/x.md", ".hidden/x.md", "a/../../x.md"])
+def test_write_tree_refuses_paths_outside(tmp_path: Path, path: str) -> None:
+    with pytest.raises(tree.TreeError):
+        tree.write_tree(tmp_path / "out", {path: b"x"})
+    assert not (tmp_path / "out").exists()
+
+
+def test_write_tree_refuses_somebody_elses_folder(tmp_path: Path) -> None:
+    (tmp_path / "notes.md").write_text("mine")
+    with pytest.raises(tree.TreeError, match="not empty"):
+        tree.write_tree(tmp_path, {"a.md": b"A"})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.md"]
+
+
+def _render(out: Path, entries: Path) -> str:
+    result = CliRunner().invoke(
+        main, ["render", str(out), "--entries", str(entries), "--assets", str(ROOT / "site_assets")]
+    )
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_render_keeps_unchanged_files_and_drops_removed_entries(tmp_path: Path) -> None:
+    entries = tmp_path / "entries"
+    shutil.copytree(ROOT / "entries", entries)
+    out = tmp_path / "rendered"
+    first = _render(out, entries)
+    page = out / "kernels" / "cuda-misaligned-address.md"  # an entry no other entry links to
+    assert page.is_file() and (out / "api" / "entries.json").is_file()
+    assert (out / "diagnose.md").is_file() and (out / "js" / "diagnose-core.js").is_file()
+    total = int(re.search(r"(\d+) written", first).group(1))  # type: ignore[union-attr]
+    stamp = page.stat().st_mtime_ns
+    assert f"0 written, {total} unchanged, 0 removed" in _render(out, entries)
+    assert page.stat().st_mtime_ns == stamp
+    (entries / "kernels" / "cuda-misaligned-address.yaml").unlink()
+    third = _render(out, entries)
+    assert not page.exists()
+    assert re.search(r" [1-9]\d* removed", third)
+    # A bad entry writes nothing: the last good tree stays as it was.
+    (entries / "data" / "broken.yaml").write_text("title: [unclosed\n")
+    before = sorted(p.relative_to(out) for p in out.rglob("*"))
+    bad = CliRunner().invoke(main, ["render", str(out), "--entries", str(entries)])
+    assert bad.exit_code == 1 and "broken.yaml" in bad.output
+    assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
+
+
+def _entry_pages_exist(site: Path) -> None:
+    for page in ENTRY_PAGES:
+        html = (site / page / "index.html").read_text()
+        assert "<h1" in html and "How to fix it" in html, page
+
+
+def _policy(site: Path, page: str) -> str:
+    found = POLICY.search((site / page).read_text())
+    assert found, f"{page} has no Content-Security-Policy"
+    return found.group(1)
+
+
+def test_builds_with_properdocs_and_the_plugin(tmp_path: Path) -> None:
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    site = tmp_path / "site"
+    done = subprocess.run(
+        [str(BIN / "properdocs"), "build", "--strict", "-q", "-d", str(site)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    _entry_pages_exist(site)
+    assert "connect-src 'none'" in _policy(site, "diagnose/index.html")
+    assert (site / "pagefind" / "pagefind.js").is_file()
+
+
+def test_builds_with_zensical_over_the_rendered_folder(tmp_path: Path) -> None:
+    """zensical.yml builds build/rendered into build/site-zensical; the test works on a copy of
+    the project's config files so that it leaves the checkout alone."""
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ("zensical.yml", "CONTRIBUTING.md"):
+        shutil.copy(ROOT / name, project / name)
+    shutil.copytree(ROOT / "overrides", project / "overrides")
+    shutil.copytree(ROOT / "docs", project / "docs")
+    _render(project / "build" / "rendered", ROOT / "entries")
+    done = subprocess.run(
+        [str(BIN / "zensical"), "build", "--strict", "-f", "zensical.yml"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    site = project / "build" / "site-zensical"
+    _entry_pages_exist(site)
+    finished = CliRunner().invoke(main, ["finish", str(site), "--entries", str(ROOT / "entries")])
+    assert finished.exit_code == 0, finished.output
+    assert "connect-src 'none'" in _policy(site, "diagnose/index.html")
+    assert "connect-src 'self'" in _policy(site, "data/batchnorm-single-sample-batch/index.html")
+    assert '"@type": "FAQPage"' in (site / ENTRY_PAGES[0] / "index.html").read_text()
+    assert (site / "pagefind" / "pagefind.js").is_file()
+    again = CliRunner().invoke(main, ["finish", str(site), "--no-full-text"])
+    assert again.exit_code == 0 and ": 0 pages finished" in again.output
+
+
+def test_mkdocs_builds_the_same_entry_pages(tmp_path: Path) -> None:
+    done = run_build(ROOT / "entries", tmp_path / "site")
+    assert done.returncode == 0, done.stderr
+    _entry_pages_exist(tmp_path / "site")
