@@ -23,7 +23,7 @@ $(STAMP): $(SERVE_STAMP)
 
 serve: $(SERVE_STAMP)
 	@$(BIN)/python scripts/port_free.py $(PORT)
-	$(BIN)/mkdocs serve --livereload --dev-addr 127.0.0.1:$(PORT)
+	$(BIN)/mkdocs serve --dirty --livereload --dev-addr 127.0.0.1:$(PORT)
 
 build: $(SERVE_STAMP)
 	$(BIN)/mkdocs build --strict

@@ -24,6 +24,7 @@ This module streams: memory is bounded by CHUNK_BYTES plus one segment, whatever
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -67,6 +68,7 @@ def pieces(signature: str) -> list[str]:
     return [p for p in normalise(literal_view(signature)).strip(" ").split("*") if p]
 
 
+@functools.lru_cache(maxsize=100_000)
 def compiled(signature: str) -> tuple[Piece, ...]:
     """The signature as the matcher runs it: literal text and placeholders (pattern.py)."""
     return compile_pieces(normalise(signature).strip(" "))

@@ -26,6 +26,7 @@ hash of the entry id, fetched only for the entries that matched.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import re
 from collections.abc import Iterator
@@ -56,6 +57,7 @@ def _words(signature: str) -> Iterator[tuple[str, bool, bool]]:
             yield match.group(), match.start() > 0, match.end() < len(piece)
 
 
+@functools.lru_cache(maxsize=100_000)
 def key(signature: str) -> str | None:
     """The key a signature is filed under, chosen so that every text the signature matches
     yields it among `query_keys`. Cheapest kind first: its longest whole word ("w:"); else the

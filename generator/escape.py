@@ -16,6 +16,7 @@ produced `Md` (see render.py), so a template cannot forget to escape.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from pygments.lexer import Lexer
@@ -72,6 +73,7 @@ def _css_class(token: _TokenType) -> str:
     return STANDARD_TYPES[current] if current is not None else ""
 
 
+@functools.lru_cache(maxsize=50_000)
 def code_block(code: str, language: str = "text") -> Md:
     """A highlighted code block as one line of raw HTML, the markup pymdownx.highlight writes
     (so the theme styles it and adds its copy button)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from .link import INVERSE, Encyclopedia, Link, Page
@@ -91,12 +92,46 @@ def _dump(value: Any) -> str:
     return json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
+def _links_key(page: Page) -> tuple[Any, ...]:
+    return tuple(
+        (side, k.page.id, k.page.category, k.relation, k.why)
+        for side, links in (("to", page.related), ("from", page.referenced_by))
+        for k in links
+    )
+
+
+# The JSON text of each page's record, with what it was made from: the entry record by identity
+# (held here so that its id cannot be reused) and its links by value. A preview keeps the
+# records of unchanged files, so a rebuild serialises only the entries whose inputs changed.
+_LAST_RECORDS: dict[tuple[str, str, str], tuple[Any, tuple[Any, ...], str]] = {}
+
+
+def _record_texts(
+    kind: str, pages: list[Page], base: str, make: Callable[[Page, str], dict[str, Any]]
+) -> str:
+    """`_dump` of `[make(page, base) for page in pages]`, byte for byte, from per-page texts."""
+    if not pages:
+        return "[]\n"
+    texts = []
+    for page in pages:
+        key = (page.category, page.path, _links_key(page))
+        last = _LAST_RECORDS.get((kind, page.id, base))
+        if last is None or last[0] is not page.entry or last[1] != key:
+            text = json.dumps(make(page, base), indent=1, sort_keys=True, ensure_ascii=False)
+            last = (page.entry, key, " " + text.replace("\n", "\n "))
+            _LAST_RECORDS[(kind, page.id, base)] = last
+        texts.append(last[2])
+    return "[\n" + ",\n".join(texts) + "\n]\n"
+
+
 def export_files(enc: Encyclopedia, base: str) -> dict[str, str]:
     """File name -> content of every export, deterministic for the same entries."""
     pages = list(enc.pages.values())
     return {
-        "entries.json": _dump([entry_record(p, base) for p in pages]),
-        "signatures.json": _dump(signature_index(enc, base)),
+        "entries.json": _record_texts("entry", pages, base, entry_record),
+        "signatures.json": _record_texts(
+            "signatures", [p for p in pages if p.entry.status == "active"], base, signature_record
+        ),
         "schema.json": schema_text(),
         "categories.json": _dump(
             [

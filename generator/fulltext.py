@@ -18,6 +18,13 @@ class FullTextError(Exception):
     """Pagefind failed or is missing; the message says what it printed."""
 
 
+def start_indexing(site_dir: Path) -> subprocess.Popen[bytes]:
+    """Index the site in the background, output discarded (a preview's index)."""
+    command = [sys.executable, "-m", "pagefind", "--site", str(site_dir)]
+    command += ["--output-subdir", BUNDLE_DIR]
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def index_site(site_dir: Path) -> str:
     """Index the built site in `site_dir`; returns Pagefind's summary line."""
     command = [sys.executable, "-m", "pagefind", "--site", str(site_dir)]

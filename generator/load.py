@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .files import CATEGORY_FILE, TAGS_FILE, Layout, display, read_regular, scan
@@ -176,7 +176,31 @@ class LoadResult:
     problems: tuple[Problem, ...]
 
 
-def load_all(entries_dir: Path) -> LoadResult:
+EntryLoad = tuple[Loaded | None, list[Problem], Draft | None]
+
+
+@dataclass
+class LoadCache:
+    """Entry files already loaded, by path: reused while the file's size and modification time
+    and the set of categories are what they were. The preview server keeps one across
+    rebuilds, so an edit re-reads one file instead of every file."""
+
+    entries: dict[Path, tuple[tuple[int, int, frozenset[str]], EntryLoad]] = field(
+        default_factory=dict
+    )
+
+    def load(self, path: Path, base: Path, categories: set[str]) -> EntryLoad:
+        stat = path.stat()
+        key = (stat.st_mtime_ns, stat.st_size, frozenset(categories))
+        cached = self.entries.get(path)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        result = load_entry(path, base, categories)
+        self.entries[path] = (key, result)
+        return result
+
+
+def load_all(entries_dir: Path, cache: LoadCache | None = None) -> LoadResult:
     """Load every category, entry and the tag vocabulary under `entries_dir`, collecting all
     problems. Invalid entry files are left out of the entries, their problems say why, and
     those that parsed come back as drafts for the checks that need only their raw data."""
@@ -194,7 +218,9 @@ def load_all(entries_dir: Path) -> LoadResult:
     drafts: list[Draft] = []
     failed: set[str] = set()
     for path in layout.entry_files:
-        loaded, errors, draft = load_entry(path, base, known)
+        loaded, errors, draft = (
+            cache.load(path, base, known) if cache else load_entry(path, base, known)
+        )
         problems += errors
         if loaded:
             entries.append(loaded)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from . import exports
 from .link import Encyclopedia, check_drafts, link
-from .load import load_all
+from .load import LoadCache, load_all
 from .problems import EntryError, Problem
 from .reproduced import RESULTS_FILE, read_results
 
@@ -29,9 +29,9 @@ class Site:
     files: dict[str, str]
 
 
-def build_encyclopedia(entries_dir: Path) -> Encyclopedia:
+def build_encyclopedia(entries_dir: Path, cache: LoadCache | None = None) -> Encyclopedia:
     """Load, validate and link everything under `entries_dir`; raise EntryError with every
-    problem of every file, or return the encyclopedia."""
+    problem of every file, or return the encyclopedia. A `cache` reuses unchanged files."""
     if not entries_dir.is_dir():
         raise EntryError(
             [
@@ -45,7 +45,7 @@ def build_encyclopedia(entries_dir: Path) -> Encyclopedia:
             ]
         )
     # Load: read and validate each file on its own; the files that failed are named, not guessed.
-    loaded = load_all(entries_dir)
+    loaded = load_all(entries_dir, cache)
     # Link: the checks that span entries (ids, related links, tags, signatures), and the graph.
     encyclopedia, problems = link(loaded.categories, loaded.entries, loaded.failed, loaded.tags)
     # A file that failed validation still names tags and related entries: check those too.

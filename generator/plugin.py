@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import html
+import logging
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Literal
@@ -20,12 +22,17 @@ from . import csp, fulltext
 from .finish import finish_page
 from .link import Encyclopedia
 from .link import Page as EntryPage
+from .load import LoadCache
 from .pipeline import build_encyclopedia, build_site
 from .problems import EntryError, Problem
 from .render import TEMPLATES
 
 log = get_plugin_logger(__name__)
 EMPTY = Encyclopedia((), {}, {})
+
+
+def _not_dirty_notice(record: logging.LogRecord) -> bool:
+    return not record.getMessage().startswith("A 'dirty' build is being performed")
 
 
 class EncyclopediaConfig(base.Config):  # type: ignore[no-untyped-call]
@@ -53,6 +60,16 @@ def problems_banner(problems: tuple[Problem, ...]) -> str:
     )
 
 
+class PreviewFile(File):
+    """A page or file of a preview (`mkdocs serve --dirty`) that says itself whether it must
+    be rebuilt: MkDocs would rebuild every generated file on every edit."""
+
+    modified = True
+
+    def is_modified(self) -> bool:
+        return self.modified
+
+
 def _after(page: str, marker: str, insert: str) -> str:
     at = page.find(marker)
     if at < 0:
@@ -69,7 +86,14 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
         self.last_good: Encyclopedia | None = None
         self.problems: tuple[Problem, ...] = ()
         self.serving = False
+        self.dirty = False
         self.entry_pages: dict[str, EntryPage] = {}  # MkDocs src_uri -> the entry it shows
+        # A preview keeps what it can across rebuilds: entries loaded from unchanged files, and
+        # what each generated file held, so that a dirty rebuild writes only what changed.
+        self.cache = LoadCache()
+        self.built: dict[str, bytes] = {}
+        self.problems_shown = False
+        self.indexer: subprocess.Popen[bytes] | None = None
 
     def _path(self, config: MkDocsConfig, value: str) -> Path:
         root = Path(config.config_file_path or ".").resolve().parent
@@ -77,11 +101,18 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
 
     def on_startup(self, *, command: Literal["build", "gh-deploy", "serve"], dirty: bool) -> None:
         self.serving = command == "serve"
+        self.dirty = self.serving and dirty
+        if self.dirty:
+            # The preview knows it rebuilds only what changed; MkDocs' notice about it would
+            # count as a warning and abort every rebuild in strict mode.
+            logging.getLogger("mkdocs.commands.build").addFilter(_not_dirty_notice)
 
     def on_pre_build(self, *, config: MkDocsConfig) -> None:
         # Validate before MkDocs cleans or writes the site folder: a bad entry writes nothing.
         try:
-            self.encyclopedia = build_encyclopedia(self._path(config, self.config.entries_dir))
+            self.encyclopedia = build_encyclopedia(
+                self._path(config, self.config.entries_dir), self.cache if self.serving else None
+            )
             self.last_good, self.problems = self.encyclopedia, ()
             return
         except EntryError as err:
@@ -110,10 +141,35 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
             self.config.edit_url,
             self._path(config, self.config.overrides_dir),
         )
-        for page in site.pages:
-            files.append(File.generated(config, page.src_uri, content=page.markdown))
-        for name, content in site.files.items():
-            files.append(File.generated(config, name, content=content))
+        generated = {page.src_uri: page.markdown for page in site.pages} | site.files
+        if not self.dirty:
+            for name, content in generated.items():
+                files.append(File.generated(config, name, content=content))
+            return files
+        # A dirty preview rebuilds a generated file only when its content changed; every page
+        # when the problem banner appears or goes, since it is on every page.
+        everything = bool(self.problems) or self.problems_shown
+        self.problems_shown = bool(self.problems)
+        for name, content in generated.items():
+            data = content.encode()
+            file = PreviewFile.generated(config, name, content=content)
+            assert isinstance(file, PreviewFile)
+            file.modified = everything or self.built.get(name) != data
+            self.built[name] = data
+            files.append(file)
+        if everything:
+            for file in list(files.documentation_pages()):
+                if not isinstance(file, PreviewFile):
+                    files.remove(file)
+                    files.append(
+                        PreviewFile(
+                            file.src_uri,
+                            file.src_dir,
+                            file.dest_dir,
+                            config.use_directory_urls,
+                            inclusion=file.inclusion,
+                        )
+                    )
         return files
 
     def on_nav(self, nav: Navigation, *, config: MkDocsConfig, files: Files) -> Navigation:
@@ -139,6 +195,14 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
 
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         if not self.config.full_text:
+            return
+        if self.dirty:
+            # A preview shows an edit as soon as its page is written; the full-text index
+            # follows a few seconds later, in the background (the previous run is stopped).
+            if self.indexer is not None and self.indexer.poll() is None:
+                self.indexer.kill()
+                self.indexer.wait()
+            self.indexer = fulltext.start_indexing(Path(config.site_dir))
             return
         try:
             log.info(fulltext.index_site(Path(config.site_dir)))

@@ -7,6 +7,7 @@ unless a filter already made it Markdown (escape.Md), so contributor text is dat
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ import jinja2
 
 from . import faq, seo
 from .escape import Md, attr, block, code_block, inline
-from .link import CategoryPage, Encyclopedia, Page, relative_uri
+from .link import CategoryPage, Encyclopedia, Link, Page, relative_uri
 from .model import SEVERITIES
 from .text import first_sentence
 
@@ -90,7 +91,14 @@ def _html_text(value: Any) -> Any:
 
 
 def environment(override_dir: Path | None = None) -> jinja2.Environment:
-    search = [str(override_dir)] if override_dir and override_dir.is_dir() else []
+    """The template environment, one per override folder: Jinja reloads a template whose file
+    changed, so templates stay the same objects across rebuilds until they are edited."""
+    return _environment(str(override_dir) if override_dir and override_dir.is_dir() else None)
+
+
+@functools.lru_cache(maxsize=8)
+def _environment(override_dir: str | None) -> jinja2.Environment:
+    search = [override_dir] if override_dir else []
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader([*search, str(TEMPLATES)]),
         autoescape=False,  # the output is Markdown: _finalize escapes for Markdown instead
@@ -123,6 +131,36 @@ def environment(override_dir: Path | None = None) -> jinja2.Environment:
     return env
 
 
+def _links(links: list[Link]) -> tuple[tuple[str, str, str, str, str], ...]:
+    return tuple(
+        (k.page.id, k.page.entry.title, k.page.entry.severity, k.relation, k.why) for k in links
+    )
+
+
+def _entry_key(
+    enc: Encyclopedia, page: Page, category: CategoryPage, edit: str | None
+) -> tuple[Any, ...]:
+    """Everything an entry page is rendered from besides its own record: the titles and
+    severities of the pages it links to and that link to it, its category, the last reproducer
+    run, the edit link and a retired entry's replacement."""
+    target = enc.pages.get(page.entry.replaced_by or "")
+    return (
+        category.slug,
+        category.category.title,
+        _links(page.related),
+        _links(page.referenced_by),
+        enc.reproduced.get(page.id),
+        edit,
+        (target.category, target.entry.title) if target else None,
+    )
+
+
+# The last text of each entry page, with what it was rendered from: the record and the template
+# by identity (held here so that neither id can be reused) and the rest by value. A preview keeps
+# the records of unchanged files, so a rebuild renders only the pages whose inputs changed.
+_LAST_ENTRY_PAGES: dict[str, tuple[Any, tuple[Any, ...], str]] = {}
+
+
 def render_site(
     enc: Encyclopedia, edit_url: str | None, override_dir: Path | None = None
 ) -> list[RenderedPage]:
@@ -136,9 +174,20 @@ def render_site(
             return Md(relative_uri(src_uri, target if isinstance(target, str) else target.src_uri))
 
         edit = edit_url.format(path=edit_path) if edit_url and edit_path else None
-        text = env.get_template(template).render(
-            src_uri=src_uri, enc=enc, link=link, edit=edit, **context
-        )
+        compiled = env.get_template(template)
+        page = context.get("page")
+        if isinstance(page, Page):
+            refs = (page.entry, compiled)
+            key = _entry_key(enc, page, context["category"], edit)
+            last = _LAST_ENTRY_PAGES.get(src_uri)
+            if last and last[0][0] is refs[0] and last[0][1] is refs[1] and last[1] == key:
+                pages.append(RenderedPage(src_uri, last[2], edit_path))
+                return
+        if isinstance(page, Page):
+            context["faq"] = faq.questions(page)  # only for a page that is rendered
+        text = compiled.render(src_uri=src_uri, enc=enc, link=link, edit=edit, **context)
+        if isinstance(page, Page):
+            _LAST_ENTRY_PAGES[src_uri] = (refs, key, text)
         pages.append(RenderedPage(src_uri, text, edit_path))
 
     add("home.md.j2", "index.md")
@@ -157,7 +206,6 @@ def render_site(
                 page.path,
                 page=page,
                 e=page.entry,
-                faq=faq.questions(page),
                 category=category,
             )
     for alias, page in sorted(enc.aliases.items()):

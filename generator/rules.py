@@ -273,9 +273,26 @@ def reproducers(loaded: Loaded) -> list[Problem]:
     return problems
 
 
+def entry_problems(loaded: Loaded) -> list[Problem]:
+    """The rules that read one entry alone."""
+    return placeholders(loaded) + references(loaded) + signatures(loaded) + reproducers(loaded)
+
+
+# The last results of `entry_problems`, by the identity of the record they were computed for
+# (kept here, so that an id cannot be reused while it is a key). Records are immutable and a
+# preview keeps the records of unchanged files (load.LoadCache): a rebuild reruns the rules
+# of the edited files only.
+_LAST: dict[int, tuple[Loaded, list[Problem]]] = {}
+
+
 def check(entries: Sequence[Loaded]) -> list[Problem]:
-    problems = []
+    problems: list[Problem] = []
+    current: dict[int, tuple[Loaded, list[Problem]]] = {}
     for loaded in entries:
-        problems += placeholders(loaded) + references(loaded) + signatures(loaded)
-        problems += reproducers(loaded)
+        last = _LAST.get(id(loaded))
+        found = last[1] if last is not None and last[0] is loaded else entry_problems(loaded)
+        current[id(loaded)] = (loaded, found)
+        problems += found
+    _LAST.clear()
+    _LAST.update(current)
     return problems + shared_signatures(entries)

@@ -27,6 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from scripts.bench_build import build, synthetic  # noqa: E402
+
+CONFIG = ROOT / "mkdocs.yml"
 from tests.search_cases import PUT_QUERY  # noqa: E402
 from tests.support import serve_dir  # noqa: E402
 
@@ -137,7 +139,7 @@ def site_for(count: str, sites: Path) -> Path:
                     shutil.copy(path, part / path.parent.name / path.name)
             shutil.rmtree(copies)
             part.rename(entries)
-    seconds = build(entries, site)
+    seconds = build(CONFIG, entries, site)[0]
     print(f"built {count} in {seconds:.0f} s")
     return site
 

@@ -14,6 +14,8 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import FIXTURE_ENTRIES
 from tests.support import ROOT
 
@@ -41,7 +43,10 @@ def wait_for(condition: Callable[[], bool], what: str, timeout: float = 30) -> N
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def test_serve_reloads_entries(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", [[], ["--dirty"]], ids=["full-rebuilds", "dirty-as-make-serve"])
+def test_serve_reloads_entries(tmp_path: Path, mode: list[str]) -> None:
+    """With `--dirty` (as `make serve` runs it) a rebuild writes only the pages whose content
+    changed, except while a problem banner appears or goes: then every page."""
     entries = tmp_path / "entries"
     shutil.copytree(FIXTURE_ENTRIES, entries)
     entry = entries / "memory" / "alpha-oom.yaml"
@@ -55,6 +60,7 @@ def test_serve_reloads_entries(tmp_path: Path) -> None:
                 "-m",
                 "mkdocs",
                 "serve",
+                *mode,
                 "--livereload",
                 "-a",
                 f"127.0.0.1:{port}",
@@ -92,6 +98,9 @@ def test_serve_reloads_entries(tmp_path: Path) -> None:
 
         entry.write_text(original.replace("title: Alpha edited live", "title: Alpha fixed"))
         wait_for(lambda: "Alpha fixed" in (fetch(url) or ""), "recovery after the fix")
+        home = url.replace("memory/alpha-oom/", "")
+        wait_for(lambda: "enc-problems" not in (fetch(home) or ""), "the banner gone everywhere")
+        assert "Aborted" not in log.read_text()
     finally:
         server.terminate()
         server.wait(timeout=10)

@@ -1,0 +1,73 @@
+"""What a preview reuses across rebuilds (loaded files, entry rules, rendered entry pages,
+export records) must never show stale content: a rebuild after an edit gives exactly what a
+fresh build of the edited files gives, and reuses what the edit did not touch."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from generator.load import LoadCache
+from generator.pipeline import build_encyclopedia, build_site
+from generator.problems import EntryError
+from tests.conftest import FIXTURE_ENTRIES
+from tests.support import ROOT
+
+OVERRIDES = ROOT / "overrides" / "encyclopedia"
+
+
+def _site(entries: Path, cache: LoadCache | None) -> dict[str, str]:
+    site = build_site(build_encyclopedia(entries, cache), "/", "https://e/{path}", OVERRIDES)
+    return {p.src_uri: p.markdown for p in site.pages} | site.files
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    stat = path.stat()
+    path.write_text(text.replace(old, new))
+    # A new mtime even on a file system with coarse timestamps.
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+
+
+def test_rebuild_with_caches_equals_a_fresh_build(tmp_path: Path) -> None:
+    entries = tmp_path / "entries"
+    shutil.copytree(FIXTURE_ENTRIES, entries)
+    cache = LoadCache()
+    first = _site(entries, cache)
+    assert _site(entries, cache) == first  # nothing changed: the same site
+
+    # The linked entry's title shows on the page that links to it and in the exports.
+    beta = entries / "kernels" / "beta-illegal-access.yaml"
+    _edit(beta, "title: Beta illegal access", "title: Beta renamed")
+    second = _site(entries, cache)
+    assert second == _site(entries, None)
+    assert "Beta renamed" in second["memory/alpha-oom.md"]
+    assert "Beta renamed" in second["api/entries.json"]
+    assert "Beta renamed" in second["api/signatures.json"]
+
+    # A field only its own page shows changes that page alone among the entry pages.
+    _edit(beta, "Beta renamed", "Beta renamed again")
+    _edit(entries / "memory" / "alpha-oom.yaml", "fix_time:", "fix_time: about")
+    third = _site(entries, cache)
+    assert third == _site(entries, None)
+    changed = {name for name in third if third[name] != second.get(name)}
+    assert "memory/alpha-oom.md" in changed and "kernels/beta-illegal-access.md" in changed
+
+
+def test_a_broken_edit_is_reported_and_a_fix_recovers(tmp_path: Path) -> None:
+    entries = tmp_path / "entries"
+    shutil.copytree(FIXTURE_ENTRIES, entries)
+    cache = LoadCache()
+    good = _site(entries, cache)
+    alpha = entries / "memory" / "alpha-oom.yaml"
+    original = alpha.read_text()
+    _edit(alpha, "severity: ", "severity: huge\nseverity: ")
+    with pytest.raises(EntryError, match="duplicate key `severity`"):
+        build_encyclopedia(entries, cache)
+    alpha.write_text(original)
+    os.utime(alpha, ns=(0, alpha.stat().st_mtime_ns + 2_000_000_000))
+    assert _site(entries, cache) == good
