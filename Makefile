@@ -9,7 +9,7 @@ STAMP = $(VENV)/.installed-test
 # MkDocs and Material print a notice about their future on every run: not the reader's concern.
 export NO_MKDOCS_2_WARNING = 1
 
-.PHONY: serve test lint build check new bench bench-search recall reproduce clean
+.PHONY: serve test lint build check new bench bench-build bench-search recall reproduce clean
 
 $(SERVE_STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,10 @@ new: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python scripts/bench_diagnose.py
+
+# Build time, peak memory, plugin overhead and preview edit-to-visible (SIZES="shipped 1000 5000").
+bench-build: $(STAMP)
+	$(BIN)/python scripts/bench_build.py $(SIZES)
 
 # Builds sites of 1,000 and 5,000 synthetic entries (minutes on two cores); SITES=dir keeps them.
 bench-search: $(STAMP)

@@ -135,8 +135,15 @@ def _refused(char: str) -> bool:
     return char not in "\n\t" and unicodedata.category(char) in _REFUSED_CATEGORIES
 
 
+# The refused characters among ASCII: the C0 controls but tab and newline, and DEL.
+_ASCII_REFUSED = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
 def refused_character(text: str) -> int | None:
     """The index of the first character entries may not hold (see above), or None."""
+    if text.isascii():  # most text: one regular-expression scan instead of a lookup per char
+        found = _ASCII_REFUSED.search(text)
+        return found.start() if found else None
     return next((index for index, char in enumerate(text) if _refused(char)), None)
 
 
