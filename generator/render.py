@@ -33,6 +33,23 @@ SEVERITY_TEXT = {
 }
 
 
+# Pages that list entries across categories show at most this many per group, then point to the
+# category pages for the rest: their size stays bounded however many entries there are. Both are
+# above today's largest group, so the shipped site's lists are complete.
+SEVERITY_LIST_LIMIT = 100
+CATEGORY_LIST_LIMIT = 30
+
+
+def more_by_category(
+    enc: Encyclopedia, pages: tuple[Page, ...], shown: int
+) -> list[tuple[CategoryPage, int]]:
+    """The categories of the entries after the first `shown`, with how many each holds."""
+    counts: dict[str, int] = {}
+    for page in pages[shown:]:
+        counts[page.category] = counts.get(page.category, 0) + 1
+    return [(c, counts[c.slug]) for c in enc.categories if c.slug in counts]
+
+
 @dataclass(frozen=True)
 class RenderedPage:
     """A generated page: its path in the docs tree and its Markdown."""
@@ -127,6 +144,9 @@ def _environment(override_dir: str | None) -> jinja2.Environment:
         meta_description=seo.meta_description,
         severities=SEVERITIES,
         severity_text=SEVERITY_TEXT,
+        severity_list_limit=SEVERITY_LIST_LIMIT,
+        category_list_limit=CATEGORY_LIST_LIMIT,
+        more_by_category=more_by_category,
     )
     return env
 

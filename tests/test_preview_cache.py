@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from generator.link import CategoryPage, Encyclopedia, Page
 from generator.load import LoadCache
 from generator.pipeline import build_encyclopedia, build_site
 from generator.problems import EntryError
+from generator.render import CATEGORY_LIST_LIMIT, SEVERITY_LIST_LIMIT, render_site
 from tests.conftest import FIXTURE_ENTRIES
 from tests.support import ROOT
 
@@ -71,3 +73,30 @@ def test_a_broken_edit_is_reported_and_a_fix_recovers(tmp_path: Path) -> None:
     alpha.write_text(original)
     os.utime(alpha, ns=(0, alpha.stat().st_mtime_ns + 2_000_000_000))
     assert _site(entries, cache) == good
+
+
+def test_pages_that_list_every_entry_stay_bounded() -> None:
+    """At thousands of entries the severity page and the categories overview show a bounded
+    number of entries per group and point to the category pages for the rest."""
+    small = build_encyclopedia(FIXTURE_ENTRIES)
+    model = small.pages["alpha-oom"]
+    many = tuple(
+        Page(f"alpha-oom-{n}", model.category, model.path, model.entry) for n in range(300)
+    )
+    memory = next(c for c in small.categories if c.slug == model.category)
+    big = Encyclopedia(
+        (CategoryPage(memory.slug, memory.path, memory.category, many),),
+        {p.id: p for p in many},
+        {},
+    )
+    pages = {p.src_uri: p.markdown for p in render_site(big, None, OVERRIDES)}
+    severity = pages["severity.md"]
+    assert severity.count("](../memory/alpha-oom-") + severity.count("](memory/alpha-oom-") == (
+        SEVERITY_LIST_LIMIT
+    )
+    assert f"{300 - SEVERITY_LIST_LIMIT} more high entries" in severity
+    overview = pages["categories.md"]
+    assert overview.count("enc-badge enc-severity-high") == CATEGORY_LIST_LIMIT
+    assert "All 300 Memory entries" in overview
+    # The category page itself still lists all of them.
+    assert pages["memory/index.md"].count("](alpha-oom-") == 300
