@@ -4,6 +4,7 @@ fresh build of the edited files gives, and reuses what the edit did not touch.""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -100,3 +101,13 @@ def test_pages_that_list_every_entry_stay_bounded() -> None:
     assert "All 300 Memory entries" in overview
     # The category page itself still lists all of them.
     assert pages["memory/index.md"].count("](alpha-oom-") == 300
+
+
+def test_the_diagnose_script_holds_the_exported_index_compactly() -> None:
+    files = _site(ROOT / "entries", None)
+    script = files["api/signatures.js"]
+    prefix, suffix = "self.DIAGNOSE_INDEX = ", ";\n"
+    assert script.startswith(prefix) and script.endswith(suffix)
+    compact = script[len(prefix) : -len(suffix)]
+    assert json.loads(compact) == json.loads(files["api/signatures.json"])
+    assert "\n" not in compact and len(compact) < len(files["api/signatures.json"])
