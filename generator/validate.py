@@ -4,8 +4,11 @@ that says where it is, what is wrong and how to fix it."""
 from __future__ import annotations
 
 import difflib
+import functools
 import types
 import typing
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
@@ -102,100 +105,101 @@ def _dotted(loc: Path) -> str:
     return text or "entry"
 
 
+@dataclass(frozen=True)
+class _Error:
+    """One pydantic error, with what its message and fix are written from."""
+
+    root: type[BaseModel]
+    loc: Path
+    name: str  # the dotted field path, e.g. `fix.steps[0]`
+    value: Any
+    ctx: dict[str, Any]
+    msg: str
+
+
+def _unknown_key(e: _Error) -> tuple[str, str]:
+    model = _model_at(e.root, e.loc[:-1])
+    allowed = sorted(model.model_fields) if model else []
+    hint = did_you_mean(str(e.loc[-1]), allowed)
+    return f"unknown key `{e.name}`", f"{hint}allowed keys here: {', '.join(allowed)}"
+
+
+def _bad_choice(e: _Error) -> tuple[str, str]:
+    choices = _literal_choices(e.root, e.loc)
+    return (
+        f"`{e.value}` is not a valid value for `{e.name}`",
+        f"{did_you_mean(str(e.value), choices)}use one of: {', '.join(choices)}",
+    )
+
+
+def _too_long(e: _Error) -> tuple[str, str]:
+    limit = e.ctx["max_length"]
+    return (
+        f"`{e.name}` is longer than {limit} characters",
+        "shorten it: put details in a prose field",
+    )
+
+
+def _wrong_kind(expected: str, e: _Error) -> tuple[str, str]:
+    return (
+        f"`{e.name}` should be {expected}, not {_yaml_kind(e.value)}",
+        f"write {expected} here (quote text such as `yes`, `no` or numbers)",
+    )
+
+
+# Pydantic error type -> (message, fix). Positions: a missing field is reported at its parent
+# mapping, an unknown key at the key itself, everything else at the value.
+_MESSAGES: dict[str, Callable[[_Error], tuple[str, str]]] = {
+    "missing": lambda e: (
+        f"missing required field `{e.name}`",
+        f"add `{e.loc[-1]}:` here (see docs/entry-format.md)",
+    ),
+    "extra_forbidden": _unknown_key,
+    "entry": lambda e: (f"`{e.name}`: {e.ctx['message']}", e.ctx["fix"]),
+    "literal_error": _bad_choice,
+    "string_pattern_mismatch": lambda e: (
+        f"`{e.value}` in `{e.name}` is not a slug",
+        "use lower-case ASCII letters, digits and single hyphens, e.g. `nccl-timeout`",
+    ),
+    "too_short": lambda e: (
+        f"`{e.name}` is empty",
+        f"add at least {e.ctx.get('min_length', 1)} item(s)",
+    ),
+    "string_too_long": _too_long,
+    "too_long": _too_long,
+    "less_than_equal": lambda e: (
+        f"`{e.name}` is {e.value}, above the maximum of {e.ctx['le']}",
+        f"use a number from the allowed range, at most {e.ctx['le']}",
+    ),
+    "greater_than_equal": lambda e: (
+        f"`{e.name}` is {e.value}, below the minimum of {e.ctx['ge']}",
+        f"use a number from the allowed range, at least {e.ctx['ge']}",
+    ),
+    **{kind: functools.partial(_wrong_kind, expected) for kind, expected in _KINDS.items()},
+}
+
+
+def _other(e: _Error) -> tuple[str, str]:
+    return f"`{e.name}`: {e.msg}", "see docs/entry-format.md for this field"
+
+
 def _problem(source: Source, root: type[BaseModel], error: Any) -> Problem:
     loc: Path = tuple(p for p in error["loc"] if p != "function-after")
     kind = error["type"]
-    name = _dotted(loc)
-    value = error.get("input")
-    ctx = error.get("ctx") or {}
+    e = _Error(root, loc, _dotted(loc), error.get("input"), error.get("ctx") or {}, error["msg"])
     if kind == "missing":
         line, col = source.position(loc[:-1])
-        field = loc[-1]
-        return Problem(
-            source.path,
-            line,
-            col,
-            f"missing required field `{name}`",
-            f"add `{field}:` here (see docs/entry-format.md)",
-        )
-    if kind == "extra_forbidden":
+    elif kind == "extra_forbidden":
         line, col = source.position(loc, key=True)
-        model = _model_at(root, loc[:-1])
-        allowed = sorted(model.model_fields) if model else []
-        return Problem(
-            source.path,
-            line,
-            col,
-            f"unknown key `{name}`",
-            f"{did_you_mean(str(loc[-1]), allowed)}allowed keys here: {', '.join(allowed)}",
-        )
-    line, col = source.position(loc)
-    if kind == "entry":
-        return Problem(source.path, line, col, f"`{name}`: {ctx['message']}", ctx["fix"])
-    if kind == "literal_error":
-        choices = _literal_choices(root, loc)
-        return Problem(
-            source.path,
-            line,
-            col,
-            f"`{value}` is not a valid value for `{name}`",
-            f"{did_you_mean(str(value), choices)}use one of: {', '.join(choices)}",
-        )
-    if kind == "string_pattern_mismatch":
-        return Problem(
-            source.path,
-            line,
-            col,
-            f"`{value}` in `{name}` is not a slug",
-            "use lower-case ASCII letters, digits and single hyphens, e.g. `nccl-timeout`",
-        )
-    if kind == "too_short":
-        return Problem(
-            source.path,
-            line,
-            col,
-            f"`{name}` is empty",
-            f"add at least {ctx.get('min_length', 1)} item(s)",
-        )
-    if kind in ("string_too_long", "too_long"):
-        return Problem(
-            source.path,
-            line,
-            col,
-            f"`{name}` is longer than {ctx['max_length']} characters",
-            "shorten it: put details in a prose field",
-        )
-    if kind == "less_than_equal":
-        return Problem(
-            source.path,
-            line,
-            col,
-            f"`{name}` is {value}, above the maximum of {ctx['le']}",
-            f"use a number from the allowed range, at most {ctx['le']}",
-        )
-    if kind == "greater_than_equal":
-        return Problem(
-            source.path,
-            line,
-            col,
-            f"`{name}` is {value}, below the minimum of {ctx['ge']}",
-            f"use a number from the allowed range, at least {ctx['ge']}",
-        )
-    if kind in _KINDS:
-        return Problem(
-            source.path,
-            line,
-            col,
-            f"`{name}` should be {_KINDS[kind]}, not {_yaml_kind(value)}",
-            f"write {_KINDS[kind]} here (quote text such as `yes`, `no` or numbers)",
-        )
-    return Problem(
-        source.path,
-        line,
-        col,
-        f"`{name}`: {error['msg']}",
-        "see docs/entry-format.md for this field",
+    else:
+        line, col = source.position(loc)
+    describe = _MESSAGES.get(kind)
+    message, fix = (
+        describe(e)
+        if describe
+        else (f"`{e.name}`: {e.msg}", "see docs/entry-format.md for this field")
     )
+    return Problem(source.path, line, col, message, fix)
 
 
 def _nested_failed(errors: list[Any], error: Any) -> bool:
