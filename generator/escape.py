@@ -73,7 +73,8 @@ def _css_class(token: _TokenType) -> str:
     return STANDARD_TYPES[current] if current is not None else ""
 
 
-@functools.lru_cache(maxsize=50_000)
+# Pure, and a preview renders the same blocks on every rebuild; bounded for large sites.
+@functools.lru_cache(maxsize=10_000)
 def code_block(code: str, language: str = "text") -> Md:
     """A highlighted code block as one line of raw HTML, the markup pymdownx.highlight writes
     (so the theme styles it and adds its copy button)."""

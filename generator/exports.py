@@ -100,10 +100,7 @@ def _links_key(page: Page) -> tuple[Any, ...]:
     )
 
 
-# The JSON text of each page's record, with what it was made from: the entry record by identity
-# (held here so that its id cannot be reused) and its links by value. A preview keeps the
-# records of unchanged files, so a rebuild serialises only the entries whose inputs changed.
-_LAST_RECORDS: dict[tuple[str, str, str], tuple[Any, tuple[Any, ...], str]] = {}
+RecordMemo = dict[tuple[str, str, str], tuple[Any, tuple[Any, ...], str]]
 
 
 def _record_texts(
@@ -111,17 +108,20 @@ def _record_texts(
     pages: list[Page],
     base: str,
     make: Callable[[Page, str], dict[str, Any]],
+    memo: RecordMemo | None,
     compact: bool = False,
 ) -> str:
     """`_dump` of `[make(page, base) for page in pages]`, byte for byte, from per-page texts;
-    `compact`: the same JSON with no indentation or spaces (what a page loads as a script)."""
+    `compact`: the same JSON with no indentation or spaces (what a page loads as a script).
+    `memo` (a preview's) holds each page's last text with what it was made from: the entry
+    record by identity (held there so that its id cannot be reused) and its links by value."""
     if not pages:
         return "[]" if compact else "[]\n"
     texts = []
     for page in pages:
         key = (page.category, page.path, _links_key(page))
-        memo = (kind + (" compact" if compact else ""), page.id, base)
-        last = _LAST_RECORDS.get(memo)
+        slot = (kind + (" compact" if compact else ""), page.id, base)
+        last = memo.get(slot) if memo is not None else None
         if last is None or last[0] is not page.entry or last[1] != key:
             record = make(page, base)
             if compact:
@@ -130,21 +130,21 @@ def _record_texts(
                 text = json.dumps(record, indent=1, sort_keys=True, ensure_ascii=False)
                 text = " " + text.replace("\n", "\n ")
             last = (page.entry, key, text)
-            _LAST_RECORDS[memo] = last
+            if memo is not None:
+                memo[slot] = last
         texts.append(last[2])
     if compact:
         return "[" + ",".join(texts) + "]"
     return "[\n" + ",\n".join(texts) + "\n]\n"
 
 
-def export_files(enc: Encyclopedia, base: str) -> dict[str, str]:
+def export_files(enc: Encyclopedia, base: str, memo: RecordMemo | None = None) -> dict[str, str]:
     """File name -> content of every export, deterministic for the same entries."""
     pages = list(enc.pages.values())
+    active = [p for p in pages if p.entry.status == "active"]
     return {
-        "entries.json": _record_texts("entry", pages, base, entry_record),
-        "signatures.json": _record_texts(
-            "signatures", [p for p in pages if p.entry.status == "active"], base, signature_record
-        ),
+        "entries.json": _record_texts("entry", pages, base, entry_record, memo),
+        "signatures.json": _record_texts("signatures", active, base, signature_record, memo),
         "schema.json": schema_text(),
         "categories.json": _dump(
             [
@@ -168,13 +168,13 @@ def export_files(enc: Encyclopedia, base: str) -> dict[str, str]:
     }
 
 
-def site_exports(enc: Encyclopedia, base: str) -> dict[str, str]:
+def site_exports(enc: Encyclopedia, base: str, memo: RecordMemo | None = None) -> dict[str, str]:
     """The exports as site files: under api/, plus the schema where entry templates point."""
-    files = {f"{API_DIR}/{name}": text for name, text in export_files(enc, base).items()}
+    files = {f"{API_DIR}/{name}": text for name, text in export_files(enc, base, memo).items()}
     files["schema/entry.schema.json"] = schema_text()
     # The diagnose page loads the index as a script (it may not make any network connection),
     # as compact JSON: about half the bytes of the indented export.
     active = [p for p in enc.pages.values() if p.entry.status == "active"]
-    compact = _record_texts("signatures", active, base, signature_record, compact=True)
+    compact = _record_texts("signatures", active, base, signature_record, memo, compact=True)
     files[f"{API_DIR}/signatures.js"] = "self.DIAGNOSE_INDEX = " + compact + ";\n"
     return files

@@ -358,6 +358,7 @@ def link(
     entries: Sequence[Loaded],
     broken: frozenset[str] = frozenset(),
     tags: LoadedTags | None = None,
+    rule_memo: rules.RuleMemo | None = None,
 ) -> tuple[Encyclopedia, list[Problem]]:
     """Check what spans entries and build the encyclopedia; problems are returned, not raised.
     `broken` holds the ids of entry files that failed validation; `tags` is the vocabulary."""
@@ -366,7 +367,7 @@ def link(
     for loaded in entries:
         problems += _check_related(loaded, ids, set(broken))
     problems += _check_cycles(entries)
-    problems += rules.check(entries)
+    problems += rules.check(entries, rule_memo)
     if tags is not None:
         problems += _check_tags(entries, tags, complete=not broken)
     pages = {

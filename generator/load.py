@@ -188,6 +188,8 @@ class LoadCache:
     entries: dict[Path, tuple[tuple[int, int, frozenset[str]], EntryLoad]] = field(
         default_factory=dict
     )
+    # The link stage's per-entry rule results (rules.RuleMemo), kept with the records.
+    rule_problems: dict[int, tuple[Loaded, list[Problem]]] = field(default_factory=dict)
 
     def load(self, path: Path, base: Path, categories: set[str]) -> EntryLoad:
         stat = path.stat()

@@ -5,9 +5,9 @@ stage is a module of its own and this is the one place that calls them in order.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import exports
 from .link import Encyclopedia, check_drafts, link
@@ -17,6 +17,19 @@ from .reproduced import RESULTS_FILE, read_results
 
 if TYPE_CHECKING:
     from .render import RenderedPage
+
+
+@dataclass
+class Reuse:
+    """What a preview keeps from one rebuild to the next, so that unchanged entries are not
+    rendered or serialised again: the last text of each entry page and each export record,
+    with what it was made from (render._entry_key, exports._links_key). A one-off build passes
+    none and holds nothing after it."""
+
+    pages: dict[str, tuple[Any, tuple[Any, ...], str]] = field(default_factory=dict)
+    records: dict[tuple[str, str, str], tuple[Any, tuple[Any, ...], str]] = field(
+        default_factory=dict
+    )
 
 
 @dataclass(frozen=True)
@@ -47,7 +60,10 @@ def build_encyclopedia(entries_dir: Path, cache: LoadCache | None = None) -> Enc
     # Load: read and validate each file on its own; the files that failed are named, not guessed.
     loaded = load_all(entries_dir, cache)
     # Link: the checks that span entries (ids, related links, tags, signatures), and the graph.
-    encyclopedia, problems = link(loaded.categories, loaded.entries, loaded.failed, loaded.tags)
+    memo = cache.rule_problems if cache else None
+    encyclopedia, problems = link(
+        loaded.categories, loaded.entries, loaded.failed, loaded.tags, memo
+    )
     # A file that failed validation still names tags and related entries: check those too.
     ids = {e.id for e in loaded.entries} | loaded.failed
     problems += check_drafts(loaded.drafts, ids, loaded.tags)
@@ -60,7 +76,11 @@ def build_encyclopedia(entries_dir: Path, cache: LoadCache | None = None) -> Enc
 
 
 def build_site(
-    encyclopedia: Encyclopedia, base_url: str, edit_url: str | None, overrides: Path
+    encyclopedia: Encyclopedia,
+    base_url: str,
+    edit_url: str | None,
+    overrides: Path,
+    reuse: Reuse | None = None,
 ) -> Site:
     """Every page and file the encyclopedia adds to the site."""
     # Imported here: the wheel's build step checks and ships the entries with only the loading
@@ -69,10 +89,14 @@ def build_site(
     from .render import render_site
 
     # Render: one Markdown page per entry, category and tag, and the pages that list them.
-    pages = tuple(render_site(encyclopedia, edit_url, overrides))
+    pages = tuple(render_site(encyclopedia, edit_url, overrides, reuse.pages if reuse else None))
     # Export: JSON for tools, and the signature index the search box and diagnose page read.
-    files = {**exports.site_exports(encyclopedia, base_url), **errorindex.error_index(encyclopedia)}
+    records = reuse.records if reuse else None
+    files = {
+        **exports.site_exports(encyclopedia, base_url, records),
+        **errorindex.error_index(encyclopedia),
+    }
     return Site(encyclopedia, pages, files)
 
 
-__all__ = ["Site", "build_encyclopedia", "build_site"]
+__all__ = ["Reuse", "Site", "build_encyclopedia", "build_site"]

@@ -23,7 +23,7 @@ from .finish import finish_page
 from .link import Encyclopedia
 from .link import Page as EntryPage
 from .load import LoadCache
-from .pipeline import build_encyclopedia, build_site
+from .pipeline import Reuse, build_encyclopedia, build_site
 from .problems import EntryError, Problem
 from .render import TEMPLATES
 
@@ -91,6 +91,7 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
         # A preview keeps what it can across rebuilds: entries loaded from unchanged files, and
         # what each generated file held, so that a dirty rebuild writes only what changed.
         self.cache = LoadCache()
+        self.reuse = Reuse()
         self.built: dict[str, bytes] = {}
         self.problems_shown = False
         self.indexer: subprocess.Popen[bytes] | None = None
@@ -140,6 +141,7 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
             config.site_url or "/",
             self.config.edit_url,
             self._path(config, self.config.overrides_dir),
+            self.reuse if self.serving else None,
         )
         generated = {page.src_uri: page.markdown for page in site.pages} | site.files
         if not self.dirty:

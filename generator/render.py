@@ -175,16 +175,19 @@ def _entry_key(
     )
 
 
-# The last text of each entry page, with what it was rendered from: the record and the template
-# by identity (held here so that neither id can be reused) and the rest by value. A preview keeps
-# the records of unchanged files, so a rebuild renders only the pages whose inputs changed.
-_LAST_ENTRY_PAGES: dict[str, tuple[Any, tuple[Any, ...], str]] = {}
+PageMemo = dict[str, tuple[Any, tuple[Any, ...], str]]
 
 
 def render_site(
-    enc: Encyclopedia, edit_url: str | None, override_dir: Path | None = None
+    enc: Encyclopedia,
+    edit_url: str | None,
+    override_dir: Path | None = None,
+    memo: PageMemo | None = None,
 ) -> list[RenderedPage]:
-    """Every generated page of the site, in a stable order."""
+    """Every generated page of the site, in a stable order. `memo` (a preview's) holds the last
+    text of each entry page with what it was rendered from: the record and the template by
+    identity (held there so that neither id can be reused) and the rest by value; a preview
+    keeps the records of unchanged files, so a rebuild renders only pages whose inputs changed."""
     env = environment(override_dir)
     pages: list[RenderedPage] = []
 
@@ -199,15 +202,15 @@ def render_site(
         if isinstance(page, Page):
             refs = (page.entry, compiled)
             key = _entry_key(enc, page, context["category"], edit)
-            last = _LAST_ENTRY_PAGES.get(src_uri)
+            last = memo.get(src_uri) if memo is not None else None
             if last and last[0][0] is refs[0] and last[0][1] is refs[1] and last[1] == key:
                 pages.append(RenderedPage(src_uri, last[2], edit_path))
                 return
         if isinstance(page, Page):
             context["faq"] = faq.questions(page)  # only for a page that is rendered
         text = compiled.render(src_uri=src_uri, enc=enc, link=link, edit=edit, **context)
-        if isinstance(page, Page):
-            _LAST_ENTRY_PAGES[src_uri] = (refs, key, text)
+        if isinstance(page, Page) and memo is not None:
+            memo[src_uri] = (refs, key, text)
         pages.append(RenderedPage(src_uri, text, edit_path))
 
     add("home.md.j2", "index.md")

@@ -278,21 +278,22 @@ def entry_problems(loaded: Loaded) -> list[Problem]:
     return placeholders(loaded) + references(loaded) + signatures(loaded) + reproducers(loaded)
 
 
-# The last results of `entry_problems`, by the identity of the record they were computed for
-# (kept here, so that an id cannot be reused while it is a key). Records are immutable and a
-# preview keeps the records of unchanged files (load.LoadCache): a rebuild reruns the rules
-# of the edited files only.
-_LAST: dict[int, tuple[Loaded, list[Problem]]] = {}
+RuleMemo = dict[int, tuple[Loaded, list[Problem]]]
 
 
-def check(entries: Sequence[Loaded]) -> list[Problem]:
+def check(entries: Sequence[Loaded], memo: RuleMemo | None = None) -> list[Problem]:
+    """Every rule on every entry. `memo` (a preview's, kept across rebuilds) holds the last
+    results of `entry_problems` by the identity of the record they were computed for, with the
+    record itself so that its id cannot be reused: records are immutable and a preview keeps
+    those of unchanged files, so a rebuild reruns the rules of the edited files only."""
     problems: list[Problem] = []
-    current: dict[int, tuple[Loaded, list[Problem]]] = {}
+    current: RuleMemo = {}
     for loaded in entries:
-        last = _LAST.get(id(loaded))
+        last = memo.get(id(loaded)) if memo is not None else None
         found = last[1] if last is not None and last[0] is loaded else entry_problems(loaded)
         current[id(loaded)] = (loaded, found)
         problems += found
-    _LAST.clear()
-    _LAST.update(current)
+    if memo is not None:
+        memo.clear()
+        memo.update(current)
     return problems + shared_signatures(entries)

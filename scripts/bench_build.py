@@ -217,6 +217,8 @@ def measure(label: str, entries: Path, work: Path, runs: int, preview: bool) -> 
             f"{wall / base_wall:.2f}x wall, {cpu / base_cpu:.2f}x CPU "
             f"({wall:.1f} s vs {base_wall:.1f} s, medians of {runs})"
         )
+    peaks = ", ".join(f"{name} {max(r[2] for r in results[name]):.0f} MiB" for name in configs)
+    print(f"{label}: peak memory by variant: {peaks}")
     pages = list((sites / "plugin").rglob("index.html"))
     largest = max(pages, key=lambda p: p.stat().st_size)
     print(

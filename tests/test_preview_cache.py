@@ -13,7 +13,7 @@ import pytest
 
 from generator.link import CategoryPage, Encyclopedia, Page
 from generator.load import LoadCache
-from generator.pipeline import build_encyclopedia, build_site
+from generator.pipeline import Reuse, build_encyclopedia, build_site
 from generator.problems import EntryError
 from generator.render import CATEGORY_LIST_LIMIT, SEVERITY_LIST_LIMIT, render_site
 from tests.conftest import FIXTURE_ENTRIES
@@ -22,8 +22,9 @@ from tests.support import ROOT
 OVERRIDES = ROOT / "overrides" / "encyclopedia"
 
 
-def _site(entries: Path, cache: LoadCache | None) -> dict[str, str]:
-    site = build_site(build_encyclopedia(entries, cache), "/", "https://e/{path}", OVERRIDES)
+def _site(entries: Path, cache: LoadCache | None, reuse: Reuse | None = None) -> dict[str, str]:
+    enc = build_encyclopedia(entries, cache)
+    site = build_site(enc, "/", "https://e/{path}", OVERRIDES, reuse)
     return {p.src_uri: p.markdown for p in site.pages} | site.files
 
 
@@ -39,14 +40,15 @@ def _edit(path: Path, old: str, new: str) -> None:
 def test_rebuild_with_caches_equals_a_fresh_build(tmp_path: Path) -> None:
     entries = tmp_path / "entries"
     shutil.copytree(FIXTURE_ENTRIES, entries)
-    cache = LoadCache()
-    first = _site(entries, cache)
-    assert _site(entries, cache) == first  # nothing changed: the same site
+    cache, reuse = LoadCache(), Reuse()
+    first = _site(entries, cache, reuse)
+    assert _site(entries, cache, reuse) == first  # nothing changed: the same site
+    assert reuse.pages and reuse.records and cache.rule_problems
 
     # The linked entry's title shows on the page that links to it and in the exports.
     beta = entries / "kernels" / "beta-illegal-access.yaml"
     _edit(beta, "title: Beta illegal access", "title: Beta renamed")
-    second = _site(entries, cache)
+    second = _site(entries, cache, reuse)
     assert second == _site(entries, None)
     assert "Beta renamed" in second["memory/alpha-oom.md"]
     assert "Beta renamed" in second["api/entries.json"]
@@ -55,7 +57,7 @@ def test_rebuild_with_caches_equals_a_fresh_build(tmp_path: Path) -> None:
     # A field only its own page shows changes that page alone among the entry pages.
     _edit(beta, "Beta renamed", "Beta renamed again")
     _edit(entries / "memory" / "alpha-oom.yaml", "fix_time:", "fix_time: about")
-    third = _site(entries, cache)
+    third = _site(entries, cache, reuse)
     assert third == _site(entries, None)
     changed = {name for name in third if third[name] != second.get(name)}
     assert "memory/alpha-oom.md" in changed and "kernels/beta-illegal-access.md" in changed
