@@ -223,9 +223,8 @@ def finish(site_dir: Path, entries_dir: str | None, no_full_text: bool) -> None:
     except EntryError as err:
         _emit(err.problems, "text")
         sys.exit(PROBLEMS)
-    pages = build_site(enc, "/", None, Path("overrides/encyclopedia")).pages
     try:
-        count, summary = finish_site(site_dir, enc, pages, full_text=not no_full_text)
+        count, summary = finish_site(site_dir, enc, full_text=not no_full_text)
     except fulltext.FullTextError as err:
         raise click.UsageError(str(err)) from None
     click.echo(f"{site_dir}: {count} pages finished" + (f"; {summary}" if summary else ""))

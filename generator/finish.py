@@ -9,7 +9,6 @@ from pathlib import Path
 from . import csp, fulltext, seo
 from .link import Encyclopedia
 from .link import Page as EntryPage
-from .render import RenderedPage
 
 
 def finish_page(html: str, entry: EntryPage | None, takes_log: bool) -> str:
@@ -27,21 +26,23 @@ def _html_path(src_uri: str) -> str:
     return stem + "/index.html"
 
 
-def finish_site(
-    site_dir: Path, enc: Encyclopedia, pages: tuple[RenderedPage, ...], full_text: bool
-) -> tuple[int, str | None]:
+# The element only the diagnose page holds (diagnose_box.md.j2): the page that takes a log.
+DIAGNOSE_BOX = '<div class="enc-diagnose"'
+
+
+def finish_site(site_dir: Path, enc: Encyclopedia, full_text: bool) -> tuple[int, str | None]:
     """Finish every HTML page under `site_dir` (built with directory URLs) and index it with
     Pagefind; returns the number of pages and Pagefind's summary. A page already finished (it
     has a policy) is left alone, so running it twice changes nothing."""
     entries = {_html_path(p.src_uri): p for p in enc.pages.values()}
-    takes_log = {_html_path(p.src_uri) for p in pages if "\ndiagnose: true\n" in p.markdown}
     count = 0
     for path in sorted(site_dir.rglob("*.html")):
         rel = path.relative_to(site_dir).as_posix()
         html = path.read_text(encoding="utf-8")
         if '<meta http-equiv="Content-Security-Policy"' in html:
             continue
-        path.write_text(finish_page(html, entries.get(rel), rel in takes_log), encoding="utf-8")
+        takes_log = DIAGNOSE_BOX in html  # contributor text never holds it unescaped
+        path.write_text(finish_page(html, entries.get(rel), takes_log), encoding="utf-8")
         count += 1
     summary = fulltext.index_site(site_dir) if full_text else None
     return count, summary
