@@ -92,14 +92,6 @@ def _dump(value: Any) -> str:
     return json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def _links_key(page: Page) -> tuple[Any, ...]:
-    return tuple(
-        (side, k.page.id, k.page.category, k.relation, k.why)
-        for side, links in (("to", page.related), ("from", page.referenced_by))
-        for k in links
-    )
-
-
 RecordMemo = dict[tuple[str, str, str], tuple[Any, tuple[Any, ...], str]]
 
 
@@ -119,7 +111,7 @@ def _record_texts(
         return "[]" if compact else "[]\n"
     texts = []
     for page in pages:
-        key = (page.category, page.path, _links_key(page))
+        key = (page.category, page.path, page.links_key())
         slot = (kind + (" compact" if compact else ""), page.id, base)
         last = memo.get(slot) if memo is not None else None
         if last is None or last[0] is not page.entry or last[1] != key:

@@ -18,14 +18,6 @@ def finish_page(html: str, entry: EntryPage | None, takes_log: bool) -> str:
     return csp.add_policy(html, "'none'" if takes_log else "'self'")
 
 
-def _html_path(src_uri: str) -> str:
-    """Where a builder with directory URLs writes the page of `src_uri` (`a/b.md`)."""
-    stem = src_uri.removesuffix(".md")
-    if stem == "index" or stem.endswith("/index"):
-        return stem + ".html"
-    return stem + "/index.html"
-
-
 # The element only the diagnose page holds (diagnose_box.md.j2): the page that takes a log.
 DIAGNOSE_BOX = '<div class="enc-diagnose"'
 
@@ -34,7 +26,7 @@ def finish_site(site_dir: Path, enc: Encyclopedia, full_text: bool) -> tuple[int
     """Finish every HTML page under `site_dir` (built with directory URLs) and index it with
     Pagefind; returns the number of pages and Pagefind's summary. A page already finished (it
     has a policy) is left alone, so running it twice changes nothing."""
-    entries = {_html_path(p.src_uri): p for p in enc.pages.values()}
+    entries = {p.url + "index.html": p for p in enc.pages.values()}  # directory URLs
     count = 0
     for path in sorted(site_dir.rglob("*.html")):
         rel = path.relative_to(site_dir).as_posix()

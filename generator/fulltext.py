@@ -18,17 +18,28 @@ class FullTextError(Exception):
     """Pagefind failed or is missing; the message says what it printed."""
 
 
+def _command(site_dir: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "pagefind",
+        "--site",
+        str(site_dir),
+        "--output-subdir",
+        BUNDLE_DIR,
+    ]
+
+
 def start_indexing(site_dir: Path) -> subprocess.Popen[bytes]:
     """Index the site in the background, output discarded (a preview's index)."""
-    command = [sys.executable, "-m", "pagefind", "--site", str(site_dir)]
-    command += ["--output-subdir", BUNDLE_DIR]
-    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return subprocess.Popen(
+        _command(site_dir), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
 
 
 def index_site(site_dir: Path) -> str:
     """Index the built site in `site_dir`; returns Pagefind's summary line."""
-    command = [sys.executable, "-m", "pagefind", "--site", str(site_dir)]
-    command += ["--output-subdir", BUNDLE_DIR]
+    command = _command(site_dir)
     try:
         done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=600)
     except (OSError, subprocess.TimeoutExpired) as err:

@@ -51,6 +51,16 @@ class Page:
     def url(self) -> str:
         return f"{self.category}/{self.id}/"
 
+    def links_key(self) -> tuple[tuple[str, ...], ...]:
+        """Everything this page shows of the pages it links to and that link to it, by value:
+        what a preview compares to know whether the page's output can be reused."""
+        return tuple(
+            (side, k.page.id, k.page.category, k.page.entry.title, k.page.entry.severity)
+            + (k.relation, k.why)
+            for side, links in (("to", self.related), ("from", self.referenced_by))
+            for k in links
+        )
+
     @property
     def src_uri(self) -> str:
         return f"{self.category}/{self.id}.md"

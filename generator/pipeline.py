@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 class Reuse:
     """What a preview keeps from one rebuild to the next, so that unchanged entries are not
     rendered or serialised again: the last text of each entry page and each export record,
-    with what it was made from (render._entry_key, exports._links_key). A one-off build passes
+    with what it was made from (render._entry_key, link.Page.links_key). A one-off build passes
     none and holds nothing after it."""
 
     pages: dict[str, tuple[Any, tuple[Any, ...], str]] = field(default_factory=dict)

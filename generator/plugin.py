@@ -92,7 +92,7 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
         # what each generated file held, so that a dirty rebuild writes only what changed.
         self.cache = LoadCache()
         self.reuse = Reuse()
-        self.built: dict[str, bytes] = {}
+        self.built: dict[str, str] = {}
         self.problems_shown = False
         self.indexer: subprocess.Popen[bytes] | None = None
 
@@ -153,11 +153,10 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
         everything = bool(self.problems) or self.problems_shown
         self.problems_shown = bool(self.problems)
         for name, content in generated.items():
-            data = content.encode()
             file = PreviewFile.generated(config, name, content=content)
             assert isinstance(file, PreviewFile)
-            file.modified = everything or self.built.get(name) != data
-            self.built[name] = data
+            file.modified = everything or self.built.get(name) != content
+            self.built[name] = content
             files.append(file)
         if everything:
             for file in list(files.documentation_pages()):

@@ -18,7 +18,7 @@ import jinja2
 
 from . import faq, seo
 from .escape import Md, attr, block, code_block, inline
-from .link import CategoryPage, Encyclopedia, Link, Page, relative_uri
+from .link import CategoryPage, Encyclopedia, Page, relative_uri
 from .model import SEVERITIES
 from .text import first_sentence
 
@@ -151,12 +151,6 @@ def _environment(override_dir: str | None) -> jinja2.Environment:
     return env
 
 
-def _links(links: list[Link]) -> tuple[tuple[str, str, str, str, str], ...]:
-    return tuple(
-        (k.page.id, k.page.entry.title, k.page.entry.severity, k.relation, k.why) for k in links
-    )
-
-
 def _entry_key(
     enc: Encyclopedia, page: Page, category: CategoryPage, edit: str | None
 ) -> tuple[Any, ...]:
@@ -167,8 +161,7 @@ def _entry_key(
     return (
         category.slug,
         category.category.title,
-        _links(page.related),
-        _links(page.referenced_by),
+        page.links_key(),
         enc.reproduced.get(page.id),
         edit,
         (target.category, target.entry.title) if target else None,

@@ -153,7 +153,7 @@ def reproduce_one(
     first, matched = _primary_matches(index, page, failing_text)
     if first != page.id:
         problems.append(
-            f"its output diagnoses to {first or 'nothing'} first, not to this entry"
+            f"its output diagnoses to {first} first, not to this entry"
             if first
             else "its output matches no entry: the message may have changed upstream"
         )
