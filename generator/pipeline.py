@@ -16,17 +16,17 @@ from .problems import EntryError, Problem
 from .reproduced import RESULTS_FILE, read_results
 
 if TYPE_CHECKING:
-    from .render import RenderedPage
+    from .render import PageMemo, RenderedPage
 
 
 @dataclass
 class Reuse:
     """What a preview keeps from one rebuild to the next, so that unchanged entries are not
-    rendered or serialised again: the last text of each entry page and each export record,
-    with what it was made from (render._entry_key, link.Page.links_key). A one-off build passes
+    rendered or serialised again: the last text of each generated page and each export record,
+    with what it was made from (render.render_site, link.Page.links_key). A one-off build passes
     none and holds nothing after it."""
 
-    pages: dict[str, tuple[Any, tuple[Any, ...], str]] = field(default_factory=dict)
+    pages: PageMemo = field(default_factory=dict)
     records: dict[tuple[str, str, str], tuple[Any, tuple[Any, ...], str]] = field(
         default_factory=dict
     )

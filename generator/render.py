@@ -38,6 +38,8 @@ SEVERITY_TEXT = {
 # above today's largest group, so the shipped site's lists are complete.
 SEVERITY_LIST_LIMIT = 100
 CATEGORY_LIST_LIMIT = 30
+# Category and tag pages list this many entries each, then continue on further pages.
+LIST_PAGE_SIZE = 100
 
 
 def more_by_category(
@@ -151,21 +153,56 @@ def _environment(override_dir: str | None) -> jinja2.Environment:
     return env
 
 
-def _entry_key(
-    enc: Encyclopedia, page: Page, category: CategoryPage, edit: str | None
-) -> tuple[Any, ...]:
-    """Everything an entry page is rendered from besides its own record: the titles and
-    severities of the pages it links to and that link to it, its category, the last reproducer
-    run, the edit link and a retired entry's replacement."""
+def _entry_key(enc: Encyclopedia, page: Page, category: CategoryPage) -> tuple[Any, ...]:
+    """Everything an entry page is rendered from: its record, the titles and severities of the
+    pages it links to and that link to it, its category, the last reproducer run and a retired
+    entry's replacement."""
     target = enc.pages.get(page.entry.replaced_by or "")
     return (
+        page.entry,
         category.slug,
         category.category.title,
         page.links_key(),
         enc.reproduced.get(page.id),
-        edit,
         (target.category, target.entry.title) if target else None,
     )
+
+
+@dataclass(frozen=True)
+class Pager:
+    """Where one page of a long list (a category's or a tag's entries) sits among the pages the
+    list is split into, `LIST_PAGE_SIZE` entries each: the first keeps the list's own path."""
+
+    number: int
+    uris: tuple[str, ...]  # the docs path of each page of the list, the first first
+    total: int  # entries in the whole list
+
+    @property
+    def count(self) -> int:
+        return len(self.uris)
+
+    @property
+    def first(self) -> int:
+        return (self.number - 1) * LIST_PAGE_SIZE + 1
+
+    @property
+    def last(self) -> int:
+        return min(self.number * LIST_PAGE_SIZE, self.total)
+
+    @property
+    def suffix(self) -> str:
+        """What the title of a page after the first adds: which page of how many it is."""
+        return f" (page {self.number} of {self.count})" if self.number > 1 else ""
+
+
+def paginate(first_uri: str, pages: tuple[Page, ...]) -> list[tuple[Pager, tuple[Page, ...]]]:
+    """A list split into pages: `memory/index.md`, then `memory/page/2.md` and so on (an entry
+    page is `memory/<id>.md`, so no entry can take one of these paths)."""
+    stem = first_uri.removesuffix(".md").removesuffix("/index")
+    chunks = [pages[i : i + LIST_PAGE_SIZE] for i in range(0, len(pages), LIST_PAGE_SIZE)]
+    chunks = chunks or [()]
+    uris = (first_uri, *(f"{stem}/page/{n}.md" for n in range(2, len(chunks) + 1)))
+    return [(Pager(n, uris, len(pages)), chunk) for n, chunk in enumerate(chunks, start=1)]
 
 
 PageMemo = dict[str, tuple[Any, tuple[Any, ...], str]]
@@ -178,52 +215,87 @@ def render_site(
     memo: PageMemo | None = None,
 ) -> list[RenderedPage]:
     """Every generated page of the site, in a stable order. `memo` (a preview's) holds the last
-    text of each entry page with what it was rendered from: the record and the template by
-    identity (held there so that neither id can be reused) and the rest by value; a preview
-    keeps the records of unchanged files, so a rebuild renders only pages whose inputs changed."""
+    text of each page with the template and a key of everything the page is rendered from; a
+    preview keeps the records of unchanged files, so comparing keys is cheap (a tuple compares
+    the same record by identity first) and a rebuild renders only pages whose inputs changed."""
     env = environment(override_dir)
     pages: list[RenderedPage] = []
+    # What the pages that show the whole encyclopedia (home, overviews) are rendered from.
+    everything = (
+        tuple(c.category for c in enc.categories),
+        tuple((p.category, p.entry) for p in enc.pages.values()),
+        tuple(sorted(enc.tag_about.items())),
+    )
 
-    def add(template: str, src_uri: str, edit_path: str | None = None, **context: Any) -> None:
+    def add(
+        template: str,
+        src_uri: str,
+        key: tuple[Any, ...],
+        edit_path: str | None = None,
+        **context: Any,
+    ) -> None:
         def link(target: Page | CategoryPage | str) -> Md:
             """Relative link to another page's Markdown source, so MkDocs checks it."""
             return Md(relative_uri(src_uri, target if isinstance(target, str) else target.src_uri))
 
         edit = edit_url.format(path=edit_path) if edit_url and edit_path else None
         compiled = env.get_template(template)
+        last = memo.get(src_uri) if memo is not None else None
+        if last and last[0] is compiled and last[1] == (key, edit):
+            pages.append(RenderedPage(src_uri, last[2], edit_path))
+            return
         page = context.get("page")
-        if isinstance(page, Page):
-            refs = (page.entry, compiled)
-            key = _entry_key(enc, page, context["category"], edit)
-            last = memo.get(src_uri) if memo is not None else None
-            if last and last[0][0] is refs[0] and last[0][1] is refs[1] and last[1] == key:
-                pages.append(RenderedPage(src_uri, last[2], edit_path))
-                return
         if isinstance(page, Page):
             context["faq"] = faq.questions(page)  # only for a page that is rendered
         text = compiled.render(src_uri=src_uri, enc=enc, link=link, edit=edit, **context)
-        if isinstance(page, Page) and memo is not None:
-            memo[src_uri] = (refs, key, text)
+        if memo is not None:
+            memo[src_uri] = (compiled, (key, edit), text)
         pages.append(RenderedPage(src_uri, text, edit_path))
 
-    add("home.md.j2", "index.md")
-    add("categories.md.j2", "categories.md")
-    add("severity.md.j2", "severity.md")
-    add("diagnose.md.j2", "diagnose.md")
-    add("tags.md.j2", "tags/index.md", tag_groups=tag_groups(enc), about=enc.tag_about)
-    for tag, tagged in enc.tags.items():
-        add("tag.md.j2", f"tags/{tag}.md", tag=tag, tagged=tagged, about=enc.tag_about.get(tag))
+    add("home.md.j2", "index.md", everything)
+    add("categories.md.j2", "categories.md", everything)
+    add("severity.md.j2", "severity.md", everything)
+    add("diagnose.md.j2", "diagnose.md", ())
+    tags = enc.tags
+    groups = tag_groups(enc)
+    add("tags.md.j2", "tags/index.md", everything, tag_groups=groups, about=enc.tag_about)
+    titles = {c.slug: c.category.title for c in enc.categories}
+    for tag, tagged in tags.items():
+        about = enc.tag_about.get(tag)
+        for pager, shown in paginate(f"tags/{tag}.md", tagged):
+            key = (tag, about, pager, tuple((p.category, p.entry) for p in shown), titles)
+            add(
+                "tag.md.j2",
+                pager.uris[pager.number - 1],
+                key,
+                tag=tag,
+                shown=shown,
+                pager=pager,
+                about=about,
+                category_titles=titles,
+            )
     for category in enc.categories:
-        add("category.md.j2", f"{category.slug}/index.md", category.path, category=category)
+        for pager, shown in paginate(category.src_uri, category.pages):
+            add(
+                "category.md.j2",
+                pager.uris[pager.number - 1],
+                (category.category, pager, tuple(p.entry for p in shown)),
+                category.path if pager.number == 1 else None,
+                category=category,
+                shown=shown,
+                pager=pager,
+            )
         for page in category.pages:
             add(
                 "entry.md.j2",
                 page.src_uri,
+                _entry_key(enc, page, category),
                 page.path,
                 page=page,
                 e=page.entry,
                 category=category,
             )
     for alias, page in sorted(enc.aliases.items()):
-        add("redirect.md.j2", f"{page.category}/{alias}.md", target=page)
+        target = (page.category, page.id, page.entry.title)
+        add("redirect.md.j2", f"{page.category}/{alias}.md", target, target=page)
     return pages

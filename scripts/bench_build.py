@@ -10,8 +10,8 @@ For each size it prints:
 - the full build with the plugin (`mkdocs build --strict`, Pagefind included): wall and CPU
   seconds and peak memory of the build process and its children;
 - the overhead ratio: the plugin's build against MkDocs building the very same Markdown without
-  the plugin (the tree `encyclopedia render` writes, built with the same theme, extensions and
-  tags plugin), interleaved runs, medians; once with the plugin's full-text index off (the
+  the plugin (the tree `encyclopedia render` writes, built with the same theme and
+  extensions), interleaved runs, medians; once with the plugin's full-text index off (the
   same work) and once with it on (what a real build does);
 - edit-to-visible under `mkdocs serve`: the time from saving an entry with a new title to that
   title being served, the median of three edits.

@@ -15,7 +15,12 @@ from generator.link import CategoryPage, Encyclopedia, Page
 from generator.load import LoadCache
 from generator.pipeline import Reuse, build_encyclopedia, build_site
 from generator.problems import EntryError
-from generator.render import CATEGORY_LIST_LIMIT, SEVERITY_LIST_LIMIT, render_site
+from generator.render import (
+    CATEGORY_LIST_LIMIT,
+    LIST_PAGE_SIZE,
+    SEVERITY_LIST_LIMIT,
+    render_site,
+)
 from tests.conftest import FIXTURE_ENTRIES
 from tests.support import ROOT
 
@@ -80,7 +85,9 @@ def test_a_broken_edit_is_reported_and_a_fix_recovers(tmp_path: Path) -> None:
 
 def test_pages_that_list_every_entry_stay_bounded() -> None:
     """At thousands of entries the severity page and the categories overview show a bounded
-    number of entries per group and point to the category pages for the rest."""
+    number of entries per group and point to the category pages for the rest; category and tag
+    pages split their lists into pages."""
+    assert LIST_PAGE_SIZE == 100, "the figures below assume pages of 100"
     small = build_encyclopedia(FIXTURE_ENTRIES)
     model = small.pages["alpha-oom"]
     many = tuple(
@@ -101,8 +108,26 @@ def test_pages_that_list_every_entry_stay_bounded() -> None:
     overview = pages["categories.md"]
     assert overview.count("enc-badge enc-severity-high") == CATEGORY_LIST_LIMIT
     assert "All 300 Memory entries" in overview
-    # The category page itself still lists all of them.
-    assert pages["memory/index.md"].count("](alpha-oom-") == 300
+    # The category's own list and each tag's go on over pages of LIST_PAGE_SIZE entries, each
+    # entry on exactly one of them, every page linking every other.
+    cases = (
+        ("memory/index.md", "memory", "[1](../index.md)", "[3](page/3.md)"),
+        ("tags/oom.md", "tags/oom", "[1](../../oom.md)", "[3](oom/page/3.md)"),
+    )
+    for first, stem, back_to_first, on_to_third in cases:
+        uris = [first] + [f"{stem}/page/{n}.md" for n in (2, 3)]
+        assert f"{stem}/page/4.md" not in pages
+        listed = [
+            line.split("](")[1].split(")")[0]
+            for u in uris
+            for line in pages[u].splitlines()
+            if line.startswith("| [")
+        ]
+        assert len(listed) == len(set(listed)) == 300
+        assert "Entries 201 to 300 of 300." in pages[uris[2]]
+        assert "(page 3 of 3)" in pages[uris[2]] and "(page" not in pages[first].split("---")[1]
+        assert '<strong aria-current="page">2</strong>' in pages[uris[1]]
+        assert back_to_first in pages[uris[1]] and on_to_third in pages[first]
 
 
 def test_the_diagnose_script_holds_the_exported_index_compactly() -> None:
