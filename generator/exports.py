@@ -111,7 +111,7 @@ def _record_texts(
         return "[]" if compact else "[]\n"
     texts = []
     for page in pages:
-        key = (page.category, page.path, page.links_key())
+        key = (page.category, page.path, page.links_key)
         slot = (kind + (" compact" if compact else ""), page.id, base)
         last = memo.get(slot) if memo is not None else None
         if last is None or last[0] is not page.entry or last[1] != key:

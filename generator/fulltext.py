@@ -7,6 +7,7 @@ a chunked index under `pagefind/`, of which a query loads only the few chunks it
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -31,9 +32,13 @@ def _command(site_dir: Path) -> list[str]:
 
 
 def start_indexing(site_dir: Path) -> subprocess.Popen[bytes]:
-    """Index the site in the background, output discarded (a preview's index)."""
+    """Index the site in the background, output discarded (a preview's index), at a low
+    priority: the next edit's rebuild comes first."""
     return subprocess.Popen(
-        _command(site_dir), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        _command(site_dir),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=(lambda: os.nice(10)) if hasattr(os, "nice") else None,
     )
 
 

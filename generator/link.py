@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import posixpath
 from collections import defaultdict
 from collections.abc import Sequence
@@ -51,9 +52,11 @@ class Page:
     def url(self) -> str:
         return f"{self.category}/{self.id}/"
 
+    @functools.cached_property
     def links_key(self) -> tuple[tuple[str, ...], ...]:
         """Everything this page shows of the pages it links to and that link to it, by value:
-        what a preview compares to know whether the page's output can be reused."""
+        what a preview compares to know whether the page's output can be reused. Read once the
+        graph is complete (the render and export stages), then kept."""
         return tuple(
             (side, k.page.id, k.page.category, k.page.entry.title, k.page.entry.severity)
             + (k.relation, k.why)

@@ -83,20 +83,35 @@ def build_site(
     reuse: Reuse | None = None,
 ) -> Site:
     """Every page and file the encyclopedia adds to the site."""
-    # Imported here: the wheel's build step checks and ships the entries with only the loading
-    # stages installed (setup.py), without Jinja2 and Pygments.
-    from . import errorindex
-    from .render import render_site
-
     # Render: one Markdown page per entry, category and tag, and the pages that list them.
-    pages = tuple(render_site(encyclopedia, edit_url, overrides, reuse.pages if reuse else None))
+    pages = render_pages(encyclopedia, edit_url, overrides, reuse)
     # Export: JSON for tools, and the signature index the search box and diagnose page read.
-    records = reuse.records if reuse else None
-    files = {
-        **exports.site_exports(encyclopedia, base_url, records),
-        **errorindex.error_index(encyclopedia),
-    }
+    files = export_files(encyclopedia, base_url, reuse)
     return Site(encyclopedia, pages, files)
 
 
-__all__ = ["Reuse", "Site", "build_encyclopedia", "build_site"]
+def render_pages(
+    encyclopedia: Encyclopedia, edit_url: str | None, overrides: Path, reuse: Reuse | None = None
+) -> tuple[RenderedPage, ...]:
+    """The generated Markdown pages (build_site's first stage)."""
+    # Imported here: the wheel's build step checks and ships the entries with only the loading
+    # stages installed (setup.py), without Jinja2 and Pygments.
+    from .render import render_site
+
+    return tuple(render_site(encyclopedia, edit_url, overrides, reuse.pages if reuse else None))
+
+
+def export_files(
+    encyclopedia: Encyclopedia, base_url: str, reuse: Reuse | None = None
+) -> dict[str, str]:
+    """The files served as they are (build_site's second stage), by their path in the site."""
+    from . import errorindex
+
+    records = reuse.records if reuse else None
+    return {
+        **exports.site_exports(encyclopedia, base_url, records),
+        **errorindex.error_index(encyclopedia),
+    }
+
+
+__all__ = ["Reuse", "Site", "build_encyclopedia", "build_site", "export_files", "render_pages"]

@@ -6,9 +6,11 @@ import html
 import logging
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any, Literal
 
+from jinja2 import Environment
 from mkdocs.config import base
 from mkdocs.config import config_options as c
 from mkdocs.config.defaults import MkDocsConfig
@@ -23,7 +25,9 @@ from .finish import finish_page
 from .link import Encyclopedia
 from .link import Page as EntryPage
 from .load import LoadCache
-from .pipeline import Reuse, build_encyclopedia, build_site
+from .model import Entry
+from .pipeline import Reuse, build_encyclopedia, build_site, export_files, render_pages
+from .preview import Builds, LastBuild, fingerprint, write_files, write_pages
 from .problems import EntryError, Problem
 from .render import TEMPLATES
 
@@ -78,6 +82,38 @@ def _after(page: str, marker: str, insert: str) -> str:
     return page[:end] + insert + page[end:]
 
 
+# How often a dirty preview looks for edits to entries. MkDocs polls what it watches every 0.5 s,
+# which would be most of what an edit waits for once its pages rebuild in a fraction of that.
+ENTRIES_POLL_SECONDS = 0.1
+
+
+def _watch_often(server: Any, path: str) -> None:
+    """Watch `path` polled every ENTRIES_POLL_SECONDS. watchdog gives a folder's poller the
+    observer's timeout when the folder is first watched, and MkDocs has no setting for it, so
+    the timeout is set around that one call (where it is not found, MkDocs' own applies)."""
+    observer = getattr(server, "observer", None)
+    before = getattr(observer, "_timeout", None)
+    if not isinstance(before, (int, float)):
+        server.watch(path)
+        return
+    observer._timeout = ENTRIES_POLL_SECONDS  # type: ignore[union-attr]
+    try:
+        server.watch(path)
+    finally:
+        observer._timeout = before  # type: ignore[union-attr]
+
+
+def _full_because(reason: str) -> bool:
+    log.debug(f"full rebuild: {reason}")
+    return False
+
+
+def _shape(enc: Encyclopedia, pages: dict[str, str]) -> tuple[Any, ...]:
+    """What a quick rebuild cannot change: the generated pages there are, and the categories
+    the navigation shows."""
+    return (frozenset(pages), tuple((c.slug, c.category.title) for c in enc.categories))
+
+
 class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-untyped-call]
     supports_multiple_instances = False
 
@@ -95,6 +131,12 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
         self.built: dict[str, str] = {}
         self.problems_shown = False
         self.indexer: subprocess.Popen[bytes] | None = None
+        # What the last full build of a dirty preview left for the quick rebuilds (preview.py).
+        self.last: LastBuild | None = None
+        self.nav: Navigation | None = None
+        self.builds = Builds()
+        self.shown: dict[str, Entry] = {}  # the record each entry page was last built from
+        self.pending: tuple[Any, ...] = ()
 
     def _path(self, config: MkDocsConfig, value: str) -> Path:
         root = Path(config.config_file_path or ".").resolve().parent
@@ -108,7 +150,18 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
             # count as a warning and abort every rebuild in strict mode.
             logging.getLogger("mkdocs.commands.build").addFilter(_not_dirty_notice)
 
+    def _inputs(self, config: MkDocsConfig) -> list[Path]:
+        """What a build reads besides the entries: a change to any of these takes a full build."""
+        paths = [Path(config.config_file_path or "mkdocs.yml"), Path(config.docs_dir), TEMPLATES]
+        paths.append(self._path(config, self.config.overrides_dir))
+        if config.theme.custom_dir:
+            paths.append(Path(config.theme.custom_dir))
+        return [p for p in paths if p.exists()]
+
     def on_pre_build(self, *, config: MkDocsConfig) -> None:
+        if self.dirty:
+            self.last = None  # until this build has gone through
+            self.pending = (fingerprint(self._inputs(config)),)
         # Validate before MkDocs cleans or writes the site folder: a bad entry writes nothing.
         try:
             self.encyclopedia = build_encyclopedia(
@@ -144,6 +197,9 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
             self.reuse if self.serving else None,
         )
         generated = {page.src_uri: page.markdown for page in site.pages} | site.files
+        if self.dirty:
+            self.pending += (_shape(enc, {page.src_uri: page.markdown for page in site.pages}),)
+            self.shown = {p.id: p.entry for p in enc.pages.values()}
         if not self.dirty:
             for name, content in generated.items():
                 files.append(File.generated(config, name, content=content))
@@ -174,6 +230,10 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
         return files
 
     def on_nav(self, nav: Navigation, *, config: MkDocsConfig, files: Files) -> Navigation:
+        self.nav = self._categories_section(nav, files)
+        return self.nav
+
+    def _categories_section(self, nav: Navigation, files: Files) -> Navigation:
         # Every category is one click away in the sidebar and the mobile drawer: "Categories"
         # becomes a section holding the overview and each category's page.
         assert self.encyclopedia is not None, "on_pre_build runs first"
@@ -193,6 +253,63 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
             child.parent = section
         nav.items[nav.items.index(overview)] = section
         return nav
+
+    def on_env(self, env: Environment, *, config: MkDocsConfig, files: Files) -> Environment:
+        if self.dirty and self.nav is not None and len(self.pending) == 2:
+            inputs, shape = self.pending
+            self.last = LastBuild(config, files, self.nav, env, inputs, shape)
+        return env
+
+    def on_build_error(self, *, error: Exception) -> None:
+        self.last = None
+
+    def _quick_rebuild(self) -> bool:
+        """Rebuild a dirty preview after an edit to entries alone, in two halves: first the
+        pages of the entries whose records changed (then the browser reloads and shows the
+        edit), then, in the background, every other page and file that changed with them.
+        False when the change needs the full build (see preview.py)."""
+        start = time.perf_counter()
+        last = self.last
+        if last is None or self.problems:
+            return _full_because("the last build did not go through, or an entry was broken")
+        if fingerprint(self._inputs(last.config)) != last.inputs:
+            return _full_because("a file besides the entries changed")
+        config = last.config
+        try:
+            enc = build_encyclopedia(self._path(config, self.config.entries_dir), self.cache)
+        except EntryError:
+            return _full_because("an entry is broken: every page shows the problems")
+        overrides = self._path(config, self.config.overrides_dir)
+        pages = {
+            p.src_uri: p.markdown
+            for p in render_pages(enc, self.config.edit_url, overrides, self.reuse)
+        }
+        if _shape(enc, pages) != last.shape:
+            return _full_because("pages were added or removed, or a category renamed")
+        self.encyclopedia = self.last_good = enc
+        self.entry_pages = {p.src_uri: p for p in enc.pages.values()}
+        edited = {p.src_uri for p in enc.pages.values() if self.shown.get(p.id) is not p.entry}
+        self.shown = {p.id: p.entry for p in enc.pages.values()}
+        changed = {n: text for n, text in pages.items() if self.built.get(n) != text}
+        first = {n: text for n, text in changed.items() if n in edited}
+        write_pages(last, first)
+        self.built.update(first)
+        shown = time.perf_counter()
+        log.info(f"Edited pages rebuilt: {len(first)} in {shown - start:.2f} s")
+
+        def rest() -> None:
+            files = export_files(enc, config.site_url or "/", self.reuse)
+            pages_left = {n: t for n, t in changed.items() if n not in first}
+            files_left = {n: t for n, t in files.items() if self.built.get(n) != t}
+            write_pages(last, pages_left)
+            write_files(Path(config.site_dir), files_left)
+            self.built.update(pages_left | files_left)
+            count, took = len(pages_left) + len(files_left), time.perf_counter() - shown
+            log.info(f"Pages and files that show them rebuilt: {count} in {took:.2f} s")
+            self.on_post_build(config=config)
+
+        self.builds.later(rest)
+        return True
 
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         if not self.config.full_text:
@@ -233,7 +350,9 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
         return self._finish(output_content, template_name, False)
 
     def on_serve(self, server: Any, *, config: MkDocsConfig, builder: Any) -> Any:
-        server.watch(str(self._path(config, self.config.entries_dir)))
+        if self.dirty:
+            server.builder = self.builds.builder(server.builder, self._quick_rebuild)
+        _watch_often(server, str(self._path(config, self.config.entries_dir)))
         server.watch(str(TEMPLATES))
         overrides = self._path(config, self.config.overrides_dir)
         if overrides.is_dir():

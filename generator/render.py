@@ -162,7 +162,7 @@ def _entry_key(enc: Encyclopedia, page: Page, category: CategoryPage) -> tuple[A
         page.entry,
         category.slug,
         category.category.title,
-        page.links_key(),
+        page.links_key,
         enc.reproduced.get(page.id),
         (target.category, target.entry.title) if target else None,
     )

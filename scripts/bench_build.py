@@ -40,6 +40,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+SETTLE = 6.0  # seconds between two timed edits of the preview
 
 
 def _suffixed(signatures: list[str | dict[str, str]], suffix: str) -> list[str | dict[str, str]]:
@@ -168,13 +169,20 @@ def edit_to_visible(entries: Path, field: str = "title", edits: int = 3) -> list
             if time.monotonic() > deadline or server.poll() is not None:
                 raise SystemExit("the preview server did not come up")
             time.sleep(0.5)
+        # The first edit, too, comes to an idle server: one done indexing the site it built.
+        while not _get(f"http://127.0.0.1:{port}/pagefind/pagefind-entry.json"):
+            if time.monotonic() > deadline or server.poll() is not None:
+                raise SystemExit("the preview's full-text index never appeared")
+            time.sleep(0.5)
         original = path.read_text()
         times = []
         for n in range(edits):
             marker = f"Edited title {n} {time.time_ns()}"
             text = re.sub(rf"^{field}: .*$", f"{field}: {marker}", original, count=1, flags=re.M)
             assert text != original, f"the entry has no one-line `{field}:`"
-            time.sleep(1.5)  # let the watcher settle after the previous rebuild
+            # Edits some seconds apart, as a contributor makes them: each one starts on a
+            # server done with the last (the rest of its pages, the full-text index).
+            time.sleep(SETTLE)
             start = time.perf_counter()
             path.write_text(text)
             while marker not in _get(url):

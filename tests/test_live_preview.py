@@ -104,3 +104,51 @@ def test_serve_reloads_entries(tmp_path: Path, mode: list[str]) -> None:
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def test_dirty_preview_rebuilds_an_edit_to_entries_quickly(tmp_path: Path) -> None:
+    """An edit to one entry rebuilds its own page first (then the browser reloads), then every
+    page and file that shows it, without a full build; a new entry takes the full build."""
+    entries = tmp_path / "entries"
+    shutil.copytree(FIXTURE_ENTRIES, entries)
+    alpha = entries / "memory" / "alpha-oom.yaml"
+    port = free_port()
+    log = tmp_path / "serve.log"
+    env = {**os.environ, "ENCYCLOPEDIA_ENTRIES": str(entries), "NO_MKDOCS_2_WARNING": "1"}
+    command = [sys.executable, "-m", "mkdocs", "serve", "--dirty", "--livereload"]
+    command += ["-a", f"127.0.0.1:{port}", "-f", str(ROOT / "mkdocs.yml")]
+    with log.open("w") as out:
+        server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=out)
+    site = f"http://127.0.0.1:{port}/"
+    try:
+        wait_for(
+            lambda: "Alpha out of memory" in (fetch(site + "memory/alpha-oom/") or ""), "build"
+        )
+        alpha.write_text(alpha.read_text().replace("Alpha out of memory", "Alpha quickly edited"))
+        wait_for(
+            lambda: "Alpha quickly edited" in (fetch(site + "memory/alpha-oom/") or ""), "edit"
+        )
+        # The pages that show the entry follow: the one linking to it, its category and tag
+        # pages, and the exports.
+        for shows in ("kernels/beta-illegal-access/", "memory/", "tags/oom/", "api/entries.json"):
+            wait_for(lambda at=shows: "Alpha quickly edited" in (fetch(site + at) or ""), shows)
+        text = log.read_text()
+        assert "Edited pages rebuilt: 1 in" in text
+        assert "Pages and files that show them rebuilt:" in text
+        assert text.count("Documentation built") == 1, "the edit took a full build"
+
+        # A new entry adds pages: the full build.
+        new = entries / "memory" / "delta-new.yaml"
+        new.write_text(
+            alpha.read_text()
+            .replace("Alpha quickly edited", "Delta brand new")
+            .replace("aliases: [alpha-old]", "aliases: []")
+            .replace("alpha ran out of memory", "delta ran out of memory")
+            .replace("alpha_kernel_launch", "delta_kernel_launch")
+        )
+        wait_for(lambda: "Delta brand new" in (fetch(site + "memory/delta-new/") or ""), "new")
+        assert log.read_text().count("Documentation built") == 2
+        assert "Aborted" not in log.read_text()
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
