@@ -417,12 +417,12 @@ def diagnose_command(
         with log.open("rb") as handle:
             result = diagnose.diagnose(index, handle, top)
     if as_json:
-        click.echo(json.dumps(result, indent=1, ensure_ascii=False))
+        click.echo(json.dumps(result.to_json(), indent=1, ensure_ascii=False))
     else:
         style = terminal.style_for(sys.stdout, color)
         lines = terminal.diagnosis(result, {r["id"]: r for r in records}, style, locate)
         click.echo("\n".join(lines), color=style.colour)
-    sys.exit(0 if result["matches"] else PROBLEMS)
+    sys.exit(0 if result.matches else PROBLEMS)
 
 
 @main.command("run", context_settings={"ignore_unknown_options": True})

@@ -24,6 +24,7 @@ This module streams: memory is bounded by CHUNK_BYTES plus one segment, whatever
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections.abc import Iterator
@@ -554,14 +555,67 @@ def confidence(score: int) -> str:
     return "high" if score >= 15 else "medium" if score >= 8 else "low"
 
 
-def _symptom(cand: Candidate) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class Evidence:
+    """A log line that matched one of the entry's signatures."""
+
+    line: int
+    text: str
+    signature: str
+
+
+@dataclass(frozen=True)
+class SymptomShown:
+    """The symptom row of the entry the log shows most strongly, with the values read from it."""
+
+    symptom: str
+    cause: str
+    values: dict[str, str]  # slot name -> the text the log holds there
+
+
+@dataclass(frozen=True)
+class Match:
+    """One entry the log points to (schema/diagnose.schema.json: one item of `matches`)."""
+
+    id: str
+    title: str
+    url: str
+    score: int
+    confidence: str  # low, medium or high
+    rank: int | None  # the distributed rank its first evidence came from
+    collateral_of: str | None  # the entry whose failure this one follows from
+    also_possible_for: str | None  # the stronger result that reads the same lines
+    symptom: SymptomShown | None
+    evidence: tuple[Evidence, ...]
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """The diagnosis of a log: its matches, best first, and torchrun's root-cause rank."""
+
+    matches: tuple[Match, ...]
+    root_rank: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        """As `encyclopedia diagnose --json` prints it (schema/diagnose.schema.json), and as
+        the diagnose page's matcher returns it: lists, not tuples."""
+        return {
+            "matches": [
+                dataclasses.asdict(m) | {"evidence": [dataclasses.asdict(e) for e in m.evidence]}
+                for m in self.matches
+            ],
+            "root_rank": self.root_rank,
+        }
+
+
+def _symptom(cand: Candidate) -> SymptomShown | None:
     """The symptom row the log shows most strongly (highest weight, then earliest line)."""
     shown = [h for h in cand.hits if h.symptom is not None]
     if not shown:
         return None
     best = min(shown, key=lambda h: (-h.weight, h.line))
     assert best.symptom is not None
-    return {"symptom": best.symptom[0], "cause": best.symptom[1], "values": dict(best.values)}
+    return SymptomShown(best.symptom[0], best.symptom[1], dict(best.values))
 
 
 def _order(index: Index, found: dict[str, Candidate], root_rank: int | None) -> list[Any]:
@@ -587,8 +641,8 @@ def _order(index: Index, found: dict[str, Candidate], root_rank: int | None) -> 
 
 
 def _fold_host(
-    cand: Candidate, found: dict[str, Candidate], hosts: list[tuple[Candidate, dict[str, Any]]]
-) -> dict[str, Any] | None:
+    cand: Candidate, found: dict[str, Candidate], hosts: list[tuple[Candidate, Match]]
+) -> Match | None:
     """The result `cand` folds under as "also possible": when stronger candidates already hold
     each of its evidence lines, it is only another reading of those lines; it goes under the
     first initiating result listed so far that it shares a line with."""
@@ -603,10 +657,10 @@ def _fold_host(
 
 def rank_candidates(
     index: Index, candidates: dict[str, Candidate], root_rank: int | None
-) -> list[dict[str, Any]]:
+) -> list[Match]:
     found = {k: c for k, c in candidates.items() if c.primary}
-    results: list[dict[str, Any]] = []
-    hosts: list[tuple[Candidate, dict[str, Any]]] = []  # initiating, not folded
+    results: list[Match] = []
+    hosts: list[tuple[Candidate, Match]] = []  # initiating, not folded
     cap = len(LEVELS) - 1
     for _, cand, cause, rank in _order(index, found, root_rank):
         # A result is never labelled more confident than one listed above it (folded
@@ -614,30 +668,29 @@ def rank_candidates(
         host = _fold_host(cand, found, hosts) if cause is None else None
         level = min(LEVELS.index(confidence(cand.score)), cap)
         cap = cap if host else level
-        result = {
-            "id": cand.id,
-            "title": cand.title,
-            "url": cand.url,
-            "score": cand.score,
-            "confidence": LEVELS[level],
-            "rank": rank,
-            "collateral_of": cause.id if cause else None,
-            "also_possible_for": host["id"] if host else None,
-            "symptom": _symptom(cand),
-            "evidence": [
-                {"line": h.line, "text": h.text, "signature": h.signature}
+        result = Match(
+            cand.id,
+            cand.title,
+            cand.url,
+            cand.score,
+            LEVELS[level],
+            rank,
+            cause.id if cause else None,
+            host.id if host else None,
+            _symptom(cand),
+            tuple(
+                Evidence(h.line, h.text, h.signature)
                 for h in sorted(cand.hits, key=lambda h: h.line)
-            ],
-        }
+            ),
+        )
         if cause is None and host is None:
             hosts.append((cand, result))
         results.append(result)
     # Each folded alternative right after the result it belongs to (and its earlier ones).
-    placed = [r for r in results if r["also_possible_for"] is None]
-    for folded in (r for r in results if r["also_possible_for"] is not None):
-        at = next(i for i, r in enumerate(placed) if r["id"] == folded["also_possible_for"])
-        host = folded["also_possible_for"]
-        while at + 1 < len(placed) and placed[at + 1]["also_possible_for"] == host:
+    placed = [r for r in results if r.also_possible_for is None]
+    for folded in (r for r in results if r.also_possible_for is not None):
+        at = next(i for i, r in enumerate(placed) if r.id == folded.also_possible_for)
+        while at + 1 < len(placed) and placed[at + 1].also_possible_for == folded.also_possible_for:
             at += 1
         placed.insert(at + 1, folded)
     return placed
@@ -645,13 +698,13 @@ def rank_candidates(
 
 def result(
     index: Index, candidates: dict[str, Candidate], root_rank: int | None, top: int | None
-) -> dict[str, Any]:
-    """The diagnosis of a scanned log (schema/diagnose.schema.json), at most `top` matches."""
+) -> Diagnosis:
+    """The diagnosis of a scanned log, at most `top` matches."""
     ranked = rank_candidates(index, candidates, root_rank)
-    return {"matches": ranked[:top] if top else ranked, "root_rank": root_rank}
+    return Diagnosis(tuple(ranked[:top] if top else ranked), root_rank)
 
 
-def diagnose(index: Index, stream: BinaryIO, top: int | None = None) -> dict[str, Any]:
+def diagnose(index: Index, stream: BinaryIO, top: int | None = None) -> Diagnosis:
     candidates, root_rank = scan(index, stream)
     return result(index, candidates, root_rank, top)
 
@@ -686,7 +739,7 @@ class Streaming:
         if chunk:
             self.scanner.feed(strip_ansi(chunk))
 
-    def result(self, top: int | None = None) -> dict[str, Any]:
+    def result(self, top: int | None = None) -> Diagnosis:
         for buf in self.partial.values():
             if buf:
                 self._feed(bytes(buf) + b"\n")

@@ -62,7 +62,7 @@ class Outcome:
 
 
 def run(index: diagnose.Index, case: Case) -> Outcome:
-    matches = diagnose.diagnose(index, io.BytesIO(case.log.encode("utf-8")))["matches"]
-    shown = [m for m in matches if not m["also_possible_for"]]
-    confident = bool(shown) and shown[0]["confidence"] in CONFIDENT
-    return Outcome(case, tuple(m["id"] for m in shown), confident)
+    matches = diagnose.diagnose(index, io.BytesIO(case.log.encode("utf-8"))).matches
+    shown = [m for m in matches if not m.also_possible_for]
+    confident = bool(shown) and shown[0].confidence in CONFIDENT
+    return Outcome(case, tuple(m.id for m in shown), confident)

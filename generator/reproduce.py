@@ -82,11 +82,11 @@ def run_script(python: str, code: str, reproduce: Reproduce) -> tuple[Run, str]:
 
 
 def _primary_matches(index: diagnose.Index, page: Page, output: str) -> tuple[str | None, set[str]]:
-    found = diagnose.diagnose(index, io.BytesIO(output.encode()))["matches"]
+    found = diagnose.diagnose(index, io.BytesIO(output.encode())).matches
     primary = {s.text for s in page.entry.signatures if not s.context}
-    first = found[0]["id"] if found else None
-    mine = next((m for m in found if m["id"] == page.id), None)
-    matched = {e["signature"] for e in mine["evidence"]} & primary if mine else set()
+    first = found[0].id if found else None
+    mine = next((m for m in found if m.id == page.id), None)
+    matched = {e.signature for e in mine.evidence} & primary if mine else set()
     return first, matched
 
 

@@ -14,9 +14,9 @@ import signal
 import subprocess
 import threading
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
-from .diagnose import Index, Streaming
+from .diagnose import Diagnosis, Index, Streaming
 
 FORWARDED = (
     signal.SIGINT,
@@ -33,7 +33,7 @@ READ_BYTES = 64 * 1024
 class Finished:
     status: int  # the exit status to exit with
     signal: int | None  # the signal that killed the command, if one did
-    result: dict[str, Any]  # the diagnosis of everything it printed
+    result: Diagnosis  # the diagnosis of everything it printed
 
 
 def _pump(

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from .diagnose import Diagnosis, Match
 from .text import one_line, visible
 
 MIN_WIDTH = 40
@@ -66,7 +67,7 @@ Locate = Callable[[int], str]  # a line number of the read log -> how to name it
 
 
 def diagnosis(
-    result: dict[str, Any],
+    result: Diagnosis,
     records: dict[str, dict[str, Any]],
     style: Style,
     locate: Locate = lambda n: f"line {n}",
@@ -74,63 +75,62 @@ def diagnosis(
     """The printed diagnosis: each initiating failure with what the log shows, what to do and
     its evidence, weaker readings of the same lines folded under it, collateral failures after
     the failure that caused them, and how to read more."""
-    if not result["matches"]:
+    if not result.matches:
         return _wrap(NO_MATCH, style, "")
     out: list[str] = []
-    matches = result["matches"]
-    titles = {m["id"]: m["title"] for m in matches}
-    lead = next((m for m in matches if not m["collateral_of"]), None)
-    shown = [m for m in matches if not m["also_possible_for"]]
+    matches = result.matches
+    titles = {m.id: m.title for m in matches}
+    lead = next((m for m in matches if not m.collateral_of), None)
+    shown = [m for m in matches if not m.also_possible_for]
     for i, match in enumerate(shown, 1):
         out += _heading(i, match, titles, style)
-        out.append("   " + style.paint(visible(match["url"]), "cyan"))
-        symptom = match["symptom"]
+        out.append("   " + style.paint(visible(match.url), "cyan"))
+        symptom = match.symptom
         if symptom:
-            out += _wrap(symptom["symptom"], style, "     ", "   Your log shows: ")
-            values = ", ".join(f"{k} {v}" for k, v in sorted(symptom["values"].items()))
+            out += _wrap(symptom.symptom, style, "     ", "   Your log shows: ")
+            values = ", ".join(f"{k} {v}" for k, v in sorted(symptom.values.items()))
             if values:
                 out += _wrap(values, style, "     ", "   Read from the log: ")
-            out += _wrap(symptom["cause"], style, "     ", "   Cause: ")
-        record = records.get(match["id"], {})
-        advise = match is lead or (not match["collateral_of"] and match["confidence"] != "low")
+            out += _wrap(symptom.cause, style, "     ", "   Cause: ")
+        record = records.get(match.id, {})
+        advise = match is lead or (not match.collateral_of and match.confidence != "low")
         if advise and record.get("summary"):
             # What to do, before the evidence: the quick answer and the first fix step.
             out += _wrap(record["summary"], style, "   ")
             out += _wrap(record["first_step"], style, "     ", "   First step: ")
         printed: set[int] = set()
-        for ev in match["evidence"]:
-            if ev["line"] in printed:
+        for ev in match.evidence:
+            if ev.line in printed:
                 continue  # two signatures on one line: the line once
-            printed.add(ev["line"])
+            printed.add(ev.line)
             # a log file's name is the reader's data too: shown, not obeyed
-            where = style.paint(visible(locate(ev["line"])) + ":", "dim")
-            out += _wrap(ev["text"], style, "       ", f"   {where} ")
+            where = style.paint(visible(locate(ev.line)) + ":", "dim")
+            out += _wrap(ev.text, style, "       ", f"   {where} ")
         for alt in matches:
-            if alt["also_possible_for"] == match["id"]:
+            if alt.also_possible_for == match.id:
                 out += _wrap(
-                    f"{alt['title']} [{alt['id']}], {alt['confidence']} confidence, "
-                    "from the same lines",
+                    f"{alt.title} [{alt.id}], {alt.confidence} confidence, from the same lines",
                     style,
                     "     ",
                     "   also possible: ",
                 )
-    first = shown[0]["id"]
+    first = shown[0].id
     out += ["", *_wrap(f"More: encyclopedia explain {first}", style, "")]
     return out
 
 
-def _heading(i: int, match: dict[str, Any], titles: dict[str, str], style: Style) -> list[str]:
+def _heading(i: int, match: Match, titles: dict[str, str], style: Style) -> list[str]:
     notes = []
-    if match["rank"] is not None:
-        notes.append(f"rank {match['rank']}")
-    if match["collateral_of"]:
-        cause = titles.get(match["collateral_of"], match["collateral_of"])
-        label = style.paint(f"caused by {match['collateral_of']}", "dim")
+    if match.rank is not None:
+        notes.append(f"rank {match.rank}")
+    if match.collateral_of:
+        cause = titles.get(match.collateral_of, match.collateral_of)
+        label = style.paint(f"caused by {match.collateral_of}", "dim")
         notes.insert(0, label)
-        head = f"{i}. {visible(match['title'])} [{match['id']}]"
+        head = f"{i}. {visible(match.title)} [{match.id}]"
         text = f"{head} ({', '.join(notes)})"
         return [style.paint(text, "dim"), f"   a consequence of {visible(cause)}: fix that first"]
-    badge = style.paint(f"{match['confidence']} confidence", _CONFIDENCE[match["confidence"]])
+    badge = style.paint(f"{match.confidence} confidence", _CONFIDENCE[match.confidence])
     extra = f", {', '.join(notes)}" if notes else ""
-    title = style.paint(visible(match["title"]), "bold")
-    return [f"{i}. {title} [{match['id']}] score {match['score']}, {badge}{extra}"]
+    title = style.paint(visible(match.title), "bold")
+    return [f"{i}. {title} [{match.id}] score {match.score}, {badge}{extra}"]

@@ -41,7 +41,7 @@ class Query:
 def first_error_line(log: str, page: Page, index: diagnose.Index) -> str:
     """The line a reader would copy from this log: the first line one of the entry's own
     primary signatures matches, else the first line that says error."""
-    result = diagnose.diagnose(index, io.BytesIO(log.encode()))
+    result = diagnose.diagnose(index, io.BytesIO(log.encode())).to_json()
     lines = log.splitlines()
     primary = {s.text for s in page.entry.signatures if not s.context}
     for match in result["matches"]:

@@ -44,7 +44,7 @@ def vector_names() -> list[str]:
 @pytest.mark.parametrize("name", vector_names())
 def test_vector(name: str) -> None:
     case = json.loads((VECTORS / f"{name}.json").read_text(encoding="utf-8"))
-    result = diagnose.diagnose(INDEX, io.BytesIO(case["log"].encode("utf-8")))
+    result = diagnose.diagnose(INDEX, io.BytesIO(case["log"].encode("utf-8"))).to_json()
     assert summary(result) == case["expect"]
     assert result["root_rank"] == case["root_rank"]
 
@@ -55,7 +55,7 @@ def test_small_chunks_give_the_same_result(chunk: int, monkeypatch: pytest.Monke
     monkeypatch.setattr(diagnose, "CHUNK_BYTES", chunk)
     for name in vector_names():
         case = json.loads((VECTORS / f"{name}.json").read_text(encoding="utf-8"))
-        result = diagnose.diagnose(INDEX, io.BytesIO(case["log"].encode("utf-8")))
+        result = diagnose.diagnose(INDEX, io.BytesIO(case["log"].encode("utf-8"))).to_json()
         assert summary(result) == case["expect"], name
 
 
@@ -76,9 +76,9 @@ def test_dropping_matched_anchors_changes_nothing(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(diagnose, "PRUNE_MATCHED", False)
     full = diagnose.diagnose(INDEX, io.BytesIO(log))
     assert pruned == full
-    assert len(pruned["matches"]) > 5
-    killed = next(m for m in pruned["matches"] if m["id"] == "worker-killed")
-    assert [e["line"] for e in killed["evidence"]][:2] == [1, 103]
+    assert len(pruned.matches) > 5
+    killed = next(m for m in pruned.matches if m.id == "worker-killed")
+    assert [e.line for e in killed.evidence][:2] == [1, 103]
 
 
 def test_evidence_names_line_text_and_signature() -> None:
@@ -86,12 +86,12 @@ def test_evidence_names_line_text_and_signature() -> None:
         b"step 1\r\n\x1b[31mtorch.OutOfMemoryError: CUDA out of memory. "
         b"Tried to allocate 2 GiB\x1b[0m\n"
     )
-    match = diagnose.diagnose(INDEX, io.BytesIO(log))["matches"][0]
-    assert match["evidence"][0] == {
-        "line": 2,
-        "text": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB",
-        "signature": "CUDA out of memory. Tried to allocate",
-    }
+    match = diagnose.diagnose(INDEX, io.BytesIO(log)).matches[0]
+    assert match.evidence[0] == diagnose.Evidence(
+        2,
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB",
+        "CUDA out of memory. Tried to allocate",
+    )
 
 
 def test_cli_json_and_exit_codes(tmp_path: Path) -> None:
@@ -157,5 +157,5 @@ def test_javascript_matcher_passes_the_same_vectors(tmp_path: Path) -> None:
         assert results[name]["root_rank"] == case["root_rank"], name
     # Beyond the summaries, the full output (evidence text included) is identical.
     for name, case in cases.items():
-        python = diagnose.diagnose(INDEX, io.BytesIO(case["log"].encode("utf-8")))
+        python = diagnose.diagnose(INDEX, io.BytesIO(case["log"].encode("utf-8"))).to_json()
         assert results[name] == python, name

@@ -13,7 +13,7 @@ from tests.test_fixture_matrix import INDEX
 
 
 def run(log: str) -> list[dict[str, Any]]:
-    return list(diagnose.diagnose(INDEX, io.BytesIO(log.encode()))["matches"])
+    return list(diagnose.diagnose(INDEX, io.BytesIO(log.encode())).to_json()["matches"])
 
 
 def test_flash_attention_varlen_frames_beat_the_generic_entry() -> None:
@@ -72,7 +72,7 @@ def test_json_output_follows_its_documented_schema() -> None:
     checked = 0
     for page in enc.pages.values():
         for ex in page.entry.examples:
-            result = diagnose.diagnose(index, io.BytesIO(ex.log.encode("utf-8")))
+            result = diagnose.diagnose(index, io.BytesIO(ex.log.encode("utf-8"))).to_json()
             validator.validate(result)
             checked += bool(result["matches"])
     assert checked > 200

@@ -93,7 +93,7 @@ def test_every_evidence_line_of_every_example_yields_its_signature_key(
     for page in shipped.pages.values():
         for example in page.entry.examples:
             lines = example.log.splitlines()
-            result = diagnose.diagnose(index, io.BytesIO(example.log.encode()))
+            result = diagnose.diagnose(index, io.BytesIO(example.log.encode())).to_json()
             for match in result["matches"]:
                 for hit in match["evidence"]:
                     # A hit may join its line with the next one (a wrapped message).
@@ -182,7 +182,7 @@ def test_sharded_search_in_javascript_finds_what_the_whole_index_finds(
     typed = {f"query {n}" for n in range(len(cases)) if f"query {n}" in cases}
     loaded = []
     for name, text in cases.items():
-        expected = diagnose.diagnose(index, io.BytesIO(text.encode()))["matches"]
+        expected = diagnose.diagnose(index, io.BytesIO(text.encode())).to_json()["matches"]
         assert _without_urls(results[name]["matches"]) == _without_urls(expected), name
         plain = re.sub(r"\x1b\[[0-9;]*m", "", text)
         assert set(results[name]["keys"]) == errorindex.query_keys(plain), name

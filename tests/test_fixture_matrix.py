@@ -65,7 +65,7 @@ def test_python_matcher_confusion_matrix() -> None:
     found = {}
     for key, (_, log) in EXAMPLES.items():
         result = diagnose.diagnose(INDEX, io.BytesIO(log.encode("utf-8")))
-        found[key] = result["matches"][0]["id"] if result["matches"] else None
+        found[key] = result.matches[0].id if result.matches else None
     counts, misses = matrix(found)
     print(report("python", counts, misses))
     assert misses == []
@@ -84,7 +84,7 @@ def test_javascript_matcher_confusion_matrix(tmp_path: Path) -> None:
 @pytest.mark.parametrize("key", sorted(EXAMPLES))
 def test_python_and_javascript_agree_on_examples(key: str, js_results: dict[str, object]) -> None:
     python = diagnose.diagnose(INDEX, io.BytesIO(EXAMPLES[key][1].encode("utf-8")))
-    assert js_results[key] == python
+    assert js_results[key] == python.to_json()
 
 
 @pytest.fixture(scope="module")
@@ -100,6 +100,6 @@ def test_silent_entries_logs_are_not_confidently_named_as_something_unrelated() 
     for key, (entry_id, log) in SILENT.items():
         related = {link.page.id for link in ENC.pages[entry_id].related}
         related |= {link.page.id for link in ENC.pages[entry_id].referenced_by}
-        for match in diagnose.diagnose(INDEX, io.BytesIO(log.encode("utf-8")))["matches"]:
-            if match["confidence"] != "low":
-                assert match["id"] in related, f"{key}: confidently named {match['id']}"
+        for match in diagnose.diagnose(INDEX, io.BytesIO(log.encode("utf-8"))).matches:
+            if match.confidence != "low":
+                assert match.id in related, f"{key}: confidently named {match.id}"
