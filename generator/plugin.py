@@ -6,7 +6,9 @@ import html
 import logging
 import subprocess
 import sys
+import tempfile
 import time
+import zlib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -29,7 +31,7 @@ from .model import Entry
 from .pipeline import Reuse, build_encyclopedia, build_site, export_files, render_pages
 from .preview import Builds, LastBuild, fingerprint, write_files, write_pages
 from .problems import EntryError, Problem
-from .render import TEMPLATES
+from .render import TEMPLATES, each_page
 
 log = get_plugin_logger(__name__)
 EMPTY = Encyclopedia((), {}, {})
@@ -129,6 +131,9 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
         self.cache = LoadCache()
         self.reuse = Reuse()
         self.built: dict[str, str] = {}
+        # A one-off build's page HTML from rendering to writing, compressed: on_page_content.
+        self.stashed: dict[str, bytes] = {}
+        self.spool: tempfile.TemporaryDirectory[str] | None = None
         self.problems_shown = False
         self.indexer: subprocess.Popen[bytes] | None = None
         # What the last full build of a dirty preview left for the quick rebuilds (preview.py).
@@ -189,6 +194,8 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
         assert self.encyclopedia is not None, "on_pre_build runs first"
         enc = self.encyclopedia
         self.entry_pages = {p.src_uri: p for p in enc.pages.values()}
+        if not self.serving:
+            return self._spooled(files, config, enc)
         site = build_site(
             enc,
             config.site_url or "/",
@@ -229,6 +236,26 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
                     )
         return files
 
+    def _spooled(self, files: Files, config: MkDocsConfig, enc: Encyclopedia) -> Files:
+        """A one-off build's generated pages and files: each written to a temporary folder as
+        soon as it is made and read from there by MkDocs, so that the build never holds all of
+        them (the Markdown of 5,000 entries is about 200 million characters)."""
+        self.spool = tempfile.TemporaryDirectory(prefix="encyclopedia-")
+        root = Path(self.spool.name)
+
+        def add(name: str, content: str) -> None:
+            path = root / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(content, encoding="utf-8")
+            files.append(File(name, str(root), config.site_dir, config.use_directory_urls))
+
+        overrides = self._path(config, self.config.overrides_dir)
+        for page in each_page(enc, self.config.edit_url, overrides):
+            add(page.src_uri, page.markdown)
+        for name, content in export_files(enc, config.site_url or "/").items():
+            add(name, content)
+        return files
+
     def on_nav(self, nav: Navigation, *, config: MkDocsConfig, files: Files) -> Navigation:
         self.nav = self._categories_section(nav, files)
         return self.nav
@@ -262,6 +289,12 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
 
     def on_build_error(self, *, error: Exception) -> None:
         self.last = None
+        self._drop_spool()
+
+    def _drop_spool(self) -> None:
+        if self.spool is not None:
+            self.spool.cleanup()
+            self.spool = None
 
     def _quick_rebuild(self) -> bool:
         """Rebuild a dirty preview after an edit to entries alone, in two halves: first the
@@ -312,6 +345,7 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
         return True
 
     def on_post_build(self, *, config: MkDocsConfig) -> None:
+        self._drop_spool()
         if not self.config.full_text:
             return
         if self.dirty:
@@ -338,8 +372,32 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
             output = marked if marked != output else _after(output, "<body", banner)
         return finish_page(output, entry, takes_log)
 
+    def on_page_content(
+        self, html: str, *, page: Page, config: MkDocsConfig, files: Files
+    ) -> str | None:
+        # MkDocs renders every page before it writes any, so a one-off build would hold every
+        # page's Markdown and HTML at once: 2.4 GiB at 5,000 entries. Its Markdown is done with
+        # now, and its HTML waits compressed (a sixth of the size) until the theme needs it. A
+        # preview keeps both: its quick rebuild renders pages again.
+        if self.serving:
+            return html
+        page.markdown = ""  # not None: MkDocs reads that as "not read yet" and drops the title
+        page.file.content_string = ""
+        self.stashed[page.file.src_uri] = zlib.compress(html.encode("utf-8"), 1)
+        return ""
+
+    def on_page_context(
+        self, context: Any, *, page: Page, config: MkDocsConfig, nav: Navigation
+    ) -> Any:
+        stashed = self.stashed.pop(page.file.src_uri, None)
+        if stashed is not None:
+            page.content = zlib.decompress(stashed).decode("utf-8")
+        return context
+
     def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str:
         entry = self.entry_pages.get(page.file.src_uri)
+        if not self.serving:
+            page.content = None  # written: nothing reads it again
         return self._finish(output, page.file.src_uri, bool(page.meta.get("diagnose")), entry)
 
     def on_post_template(

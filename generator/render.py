@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import html
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -214,12 +215,21 @@ def render_site(
     override_dir: Path | None = None,
     memo: PageMemo | None = None,
 ) -> list[RenderedPage]:
+    """Every generated page of the site, in a stable order (see `each_page`)."""
+    return list(each_page(enc, edit_url, override_dir, memo))
+
+
+def each_page(
+    enc: Encyclopedia,
+    edit_url: str | None,
+    override_dir: Path | None = None,
+    memo: PageMemo | None = None,
+) -> Iterator[RenderedPage]:
     """Every generated page of the site, in a stable order. `memo` (a preview's) holds the last
     text of each page with the template and a key of everything the page is rendered from; a
     preview keeps the records of unchanged files, so comparing keys is cheap (a tuple compares
     the same record by identity first) and a rebuild renders only pages whose inputs changed."""
     env = environment(override_dir)
-    pages: list[RenderedPage] = []
     # What the pages that show the whole encyclopedia (home, overviews) are rendered from.
     everything = (
         tuple(c.category for c in enc.categories),
@@ -233,7 +243,7 @@ def render_site(
         key: tuple[Any, ...],
         edit_path: str | None = None,
         **context: Any,
-    ) -> None:
+    ) -> RenderedPage:
         def link(target: Page | CategoryPage | str) -> Md:
             """Relative link to another page's Markdown source, so MkDocs checks it."""
             return Md(relative_uri(src_uri, target if isinstance(target, str) else target.src_uri))
@@ -242,29 +252,28 @@ def render_site(
         compiled = env.get_template(template)
         last = memo.get(src_uri) if memo is not None else None
         if last and last[0] is compiled and last[1] == (key, edit):
-            pages.append(RenderedPage(src_uri, last[2], edit_path))
-            return
+            return RenderedPage(src_uri, last[2], edit_path)
         page = context.get("page")
         if isinstance(page, Page):
             context["faq"] = faq.questions(page)  # only for a page that is rendered
         text = compiled.render(src_uri=src_uri, enc=enc, link=link, edit=edit, **context)
         if memo is not None:
             memo[src_uri] = (compiled, (key, edit), text)
-        pages.append(RenderedPage(src_uri, text, edit_path))
+        return RenderedPage(src_uri, text, edit_path)
 
-    add("home.md.j2", "index.md", everything)
-    add("categories.md.j2", "categories.md", everything)
-    add("severity.md.j2", "severity.md", everything)
-    add("diagnose.md.j2", "diagnose.md", ())
+    yield add("home.md.j2", "index.md", everything)
+    yield add("categories.md.j2", "categories.md", everything)
+    yield add("severity.md.j2", "severity.md", everything)
+    yield add("diagnose.md.j2", "diagnose.md", ())
     tags = enc.tags
     groups = tag_groups(enc)
-    add("tags.md.j2", "tags/index.md", everything, tag_groups=groups, about=enc.tag_about)
+    yield add("tags.md.j2", "tags/index.md", everything, tag_groups=groups, about=enc.tag_about)
     titles = {c.slug: c.category.title for c in enc.categories}
     for tag, tagged in tags.items():
         about = enc.tag_about.get(tag)
         for pager, shown in paginate(f"tags/{tag}.md", tagged):
             key = (tag, about, pager, tuple((p.category, p.entry) for p in shown), titles)
-            add(
+            yield add(
                 "tag.md.j2",
                 pager.uris[pager.number - 1],
                 key,
@@ -276,7 +285,7 @@ def render_site(
             )
     for category in enc.categories:
         for pager, shown in paginate(category.src_uri, category.pages):
-            add(
+            yield add(
                 "category.md.j2",
                 pager.uris[pager.number - 1],
                 (category.category, pager, tuple(p.entry for p in shown)),
@@ -286,7 +295,7 @@ def render_site(
                 pager=pager,
             )
         for page in category.pages:
-            add(
+            yield add(
                 "entry.md.j2",
                 page.src_uri,
                 _entry_key(enc, page, category),
@@ -297,5 +306,4 @@ def render_site(
             )
     for alias, page in sorted(enc.aliases.items()):
         target = (page.category, page.id, page.entry.title)
-        add("redirect.md.j2", f"{page.category}/{alias}.md", target, target=page)
-    return pages
+        yield add("redirect.md.j2", f"{page.category}/{alias}.md", target, target=page)
