@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from typing import Any
@@ -95,6 +96,20 @@ def _dump(value: Any) -> str:
 RecordMemo = dict[tuple[str, str, str], tuple[Any, tuple[Any, ...], str]]
 
 
+def _memoised(
+    slot: tuple[str, str, str], page: Page, memo: RecordMemo | None, text: Callable[[], str]
+) -> str:
+    """`text()`, or its last value in `memo` (a preview's) when made from the same entry record
+    (by identity: held there so that its id cannot be reused) and the same links (by value)."""
+    key = (page.category, page.path, page.links_key)
+    last = memo.get(slot) if memo is not None else None
+    if last is None or last[0] is not page.entry or last[1] != key:
+        last = (page.entry, key, text())
+        if memo is not None:
+            memo[slot] = last
+    return str(last[2])
+
+
 def _record_texts(
     kind: str,
     pages: list[Page],
@@ -104,38 +119,65 @@ def _record_texts(
     compact: bool = False,
 ) -> str:
     """`_dump` of `[make(page, base) for page in pages]`, byte for byte, from per-page texts;
-    `compact`: the same JSON with no indentation or spaces (what a page loads as a script).
-    `memo` (a preview's) holds each page's last text with what it was made from: the entry
-    record by identity (held there so that its id cannot be reused) and its links by value."""
+    `compact`: the same JSON with no indentation or spaces (what a page loads as a script)."""
     if not pages:
         return "[]" if compact else "[]\n"
-    texts = []
-    for page in pages:
-        key = (page.category, page.path, page.links_key)
-        slot = (kind + (" compact" if compact else ""), page.id, base)
-        last = memo.get(slot) if memo is not None else None
-        if last is None or last[0] is not page.entry or last[1] != key:
-            record = make(page, base)
-            if compact:
-                text = json.dumps(record, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
-            else:
-                text = json.dumps(record, indent=1, sort_keys=True, ensure_ascii=False)
-                text = " " + text.replace("\n", "\n ")
-            last = (page.entry, key, text)
-            if memo is not None:
-                memo[slot] = last
-        texts.append(last[2])
+
+    def text(page: Page) -> str:
+        record = make(page, base)
+        if compact:
+            return json.dumps(record, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+        return " " + json.dumps(record, indent=1, sort_keys=True, ensure_ascii=False).replace(
+            "\n", "\n "
+        )
+
+    slot = kind + (" compact" if compact else "")
+    texts = [_memoised((slot, p.id, base), p, memo, functools.partial(text, p)) for p in pages]
     if compact:
         return "[" + ",".join(texts) + "]"
     return "[\n" + ",\n".join(texts) + "\n]\n"
 
 
-def export_files(enc: Encyclopedia, base: str, memo: RecordMemo | None = None) -> dict[str, str]:
-    """File name -> content of every export, deterministic for the same entries."""
+def _entry_file(page: Page, base: str) -> str:
+    return _dump(entry_record(page, base))
+
+
+def summary_record(page: Page, base: str) -> dict[str, Any]:
+    """An entry in the site's list of entries: what names it, and where its record is."""
+    return {
+        "id": page.id,
+        "title": page.entry.title,
+        "category": page.category,
+        "severity": page.entry.severity,
+        "status": page.entry.status,
+        "url": _url(base, page.url),
+        "record": _url(base, record_path(page)),
+    }
+
+
+def record_path(page: Page) -> str:
+    """Where the site serves an entry's whole record."""
+    return f"{API_DIR}/entries/{page.id}.json"
+
+
+def export_files(
+    enc: Encyclopedia, base: str, memo: RecordMemo | None = None, whole: bool = True
+) -> dict[str, str]:
+    """File name -> content of every export, deterministic for the same entries. `whole`: the
+    entries' records in one entries.json (what `encyclopedia export` writes); otherwise
+    entries.json lists the entries and each record is a file of its own (the site's)."""
     pages = list(enc.pages.values())
     active = [p for p in pages if p.entry.status == "active"]
+    if whole:
+        entries = {"entries.json": _record_texts("entry", pages, base, entry_record, memo)}
+    else:
+        entries = {"entries.json": _record_texts("summary", pages, base, summary_record, memo)}
+        for page in pages:
+            made = functools.partial(_entry_file, page, base)
+            text = _memoised(("entry file", page.id, base), page, memo, made)
+            entries[record_path(page).removeprefix(API_DIR + "/")] = text
     return {
-        "entries.json": _record_texts("entry", pages, base, entry_record, memo),
+        **entries,
         "signatures.json": _record_texts("signatures", active, base, signature_record, memo),
         "schema.json": schema_text(),
         "categories.json": _dump(
@@ -162,7 +204,10 @@ def export_files(enc: Encyclopedia, base: str, memo: RecordMemo | None = None) -
 
 def site_exports(enc: Encyclopedia, base: str, memo: RecordMemo | None = None) -> dict[str, str]:
     """The exports as site files: under api/, plus the schema where entry templates point."""
-    files = {f"{API_DIR}/{name}": text for name, text in export_files(enc, base, memo).items()}
+    # The site lists the entries in entries.json and serves each record on its own: one file
+    # of every record would be over 100 MB at 5,000 entries.
+    exported = export_files(enc, base, memo, whole=False)
+    files = {f"{API_DIR}/{name}": text for name, text in exported.items()}
     files["schema/entry.schema.json"] = schema_text()
     # The diagnose page loads the index as a script (it may not make any network connection),
     # as compact JSON: about half the bytes of the indented export.

@@ -136,11 +136,23 @@ def test_error_index_is_written_with_its_shards(fixture_site: Path) -> None:
 
 
 def test_exports_resolve_entries(fixture_site: Path) -> None:
-    entries = json.loads(read(fixture_site, "api/entries.json"))
-    alpha = next(e for e in entries if e["id"] == "alpha-oom")
-    assert alpha["url"].endswith("memory/alpha-oom/")
+    # The site lists the entries, each pointing to its whole record in a file of its own.
+    listed = json.loads(read(fixture_site, "api/entries.json"))
+    assert {e["id"] for e in listed} == {
+        "alpha-oom",
+        "beta-illegal-access",
+        "gamma-retired",
+        "tricky-text",
+    }
+    summary = next(e for e in listed if e["id"] == "alpha-oom")
+    assert (
+        summary["url"].endswith("memory/alpha-oom/") and summary["title"] == "Alpha out of memory"
+    )
+    assert summary["record"] == "/api/entries/alpha-oom.json"
+    alpha = json.loads(read(fixture_site, summary["record"].lstrip("/")))
+    assert alpha["id"] == "alpha-oom" and alpha["summary"]
     assert alpha["related"][0]["id"] == "beta-illegal-access"
-    beta = next(e for e in entries if e["id"] == "beta-illegal-access")
+    beta = json.loads(read(fixture_site, "api/entries/beta-illegal-access.json"))
     assert beta["referenced_by"][0]["id"] == "alpha-oom"
     signatures = json.loads(read(fixture_site, "api/signatures.json"))
     assert {"text": "alpha_kernel_launch", "weight": 3, "context": True} in next(
