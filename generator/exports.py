@@ -21,10 +21,10 @@ def _url(base: str, page_url: str) -> str:
 
 def _link(link: Link, base: str) -> dict[str, str]:
     return {
-        "id": link.page.id,
+        "id": link.id,
         "relation": link.relation,
         "why": link.why,
-        "url": _url(base, link.page.url),
+        "url": _url(base, link.url),
     }
 
 
@@ -62,10 +62,8 @@ def signatures(page: Page) -> list[dict[str, Any]]:
 
 def causes(page: Page) -> list[str]:
     """The entries this one causes: a match of one of those next to this one is collateral."""
-    found = {link.page.id for link in page.related if link.relation == "leads-to"}
-    found |= {
-        link.page.id for link in page.referenced_by if link.relation == INVERSE["often-caused-by"]
-    }
+    found = {link.id for link in page.related if link.relation == "leads-to"}
+    found |= {link.id for link in page.referenced_by if link.relation == INVERSE["often-caused-by"]}
     return sorted(found)
 
 

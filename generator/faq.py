@@ -67,7 +67,7 @@ def _next(page: Page) -> Md | None:
     if not links:
         return None
     items = [
-        f"- [{inline(link.page.entry.title)}]({relative_uri(page.src_uri, link.page.src_uri)}) "
+        f"- [{inline(link.title)}]({relative_uri(page.src_uri, link.src_uri)}) "
         f"({inline(link.relation.replace('-', ' '))})"
         for link in links
     ]

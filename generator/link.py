@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import posixpath
 from collections import defaultdict
 from collections.abc import Sequence
@@ -28,11 +27,23 @@ INVERSE = {
 
 @dataclass(frozen=True)
 class Link:
-    """An edge of the related graph, seen from one page."""
+    """An edge of the related graph, seen from one page: the page at the other end, as much of
+    it as the link shows, and how the two relate."""
 
-    page: Page
+    id: str
+    category: str
+    title: str
+    severity: str
     relation: str
     why: str
+
+    @property
+    def url(self) -> str:
+        return f"{self.category}/{self.id}/"
+
+    @property
+    def src_uri(self) -> str:
+        return f"{self.category}/{self.id}.md"
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -41,28 +52,21 @@ class Page:
     category: str
     path: str
     entry: Entry
-    related: list[Link] = field(default_factory=list, compare=False)
-    referenced_by: list[Link] = field(default_factory=list, compare=False)
+    related: tuple[Link, ...] = ()
+    referenced_by: tuple[Link, ...] = ()
 
     def __repr__(self) -> str:
-        # The related graph has cycles: a full repr would never end.
         return f"Page({self.id!r})"
 
     @property
     def url(self) -> str:
         return f"{self.category}/{self.id}/"
 
-    @functools.cached_property
-    def links_key(self) -> tuple[tuple[str, ...], ...]:
+    @property
+    def links_key(self) -> tuple[tuple[Link, ...], tuple[Link, ...]]:
         """Everything this page shows of the pages it links to and that link to it, by value:
-        what a preview compares to know whether the page's output can be reused. Read once the
-        graph is complete (the render and export stages), then kept."""
-        return tuple(
-            (side, k.page.id, k.page.category, k.page.entry.title, k.page.entry.severity)
-            + (k.relation, k.why)
-            for side, links in (("to", self.related), ("from", self.referenced_by))
-            for k in links
-        )
+        what a preview compares to know whether the page's output can be reused."""
+        return (self.related, self.referenced_by)
 
     @property
     def src_uri(self) -> str:
@@ -366,6 +370,12 @@ def check_drafts(
     return problems
 
 
+def _link_to(target: Loaded, relation: str, why: str) -> Link:
+    return Link(
+        target.id, target.category, target.entry.title, target.entry.severity, relation, why
+    )
+
+
 def link(
     categories: Sequence[LoadedCategory],
     entries: Sequence[Loaded],
@@ -383,16 +393,20 @@ def link(
     problems += rules.check(entries, rule_memo)
     if tags is not None:
         problems += _check_tags(entries, tags, complete=not broken)
+    by_id = {loaded.id: loaded for loaded in sorted(entries, key=lambda e: e.id)}
+    related: dict[str, list[Link]] = defaultdict(list)
+    referenced_by: dict[str, list[Link]] = defaultdict(list)
+    for source in by_id.values():
+        for rel in source.entry.related:
+            target = by_id.get(rel.id)
+            if target is not None and target is not source:
+                related[source.id].append(_link_to(target, rel.relation, rel.why))
+                inverse = INVERSE[rel.relation]
+                referenced_by[target.id].append(_link_to(source, inverse, rel.why))
     pages = {
-        loaded.id: Page(loaded.id, loaded.category, loaded.path, loaded.entry)
-        for loaded in sorted(entries, key=lambda e: e.id)
+        i: Page(e.id, e.category, e.path, e.entry, tuple(related[i]), tuple(referenced_by[i]))
+        for i, e in by_id.items()
     }
-    for page in pages.values():
-        for rel in page.entry.related:
-            target = pages.get(rel.id)
-            if target is not None and target is not page:
-                page.related.append(Link(target, rel.relation, rel.why))
-                target.referenced_by.append(Link(page, INVERSE[rel.relation], rel.why))
     ordered = sorted(categories, key=lambda c: (c.category.order, c.slug))
     category_pages = tuple(
         CategoryPage(

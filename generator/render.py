@@ -19,7 +19,7 @@ import jinja2
 
 from . import faq, seo
 from .escape import Md, attr, block, code_block, inline
-from .link import CategoryPage, Encyclopedia, Page, relative_uri
+from .link import CategoryPage, Encyclopedia, Link, Page, relative_uri
 from .model import SEVERITIES
 from .text import first_sentence
 
@@ -244,7 +244,7 @@ def each_page(
         edit_path: str | None = None,
         **context: Any,
     ) -> RenderedPage:
-        def link(target: Page | CategoryPage | str) -> Md:
+        def link(target: Page | CategoryPage | Link | str) -> Md:
             """Relative link to another page's Markdown source, so MkDocs checks it."""
             return Md(relative_uri(src_uri, target if isinstance(target, str) else target.src_uri))
 

@@ -98,8 +98,8 @@ def js_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
 def test_silent_entries_logs_are_not_confidently_named_as_something_unrelated() -> None:
     assert SILENT, "no entry without signatures: this test checks nothing"
     for key, (entry_id, log) in SILENT.items():
-        related = {link.page.id for link in ENC.pages[entry_id].related}
-        related |= {link.page.id for link in ENC.pages[entry_id].referenced_by}
+        related = {link.id for link in ENC.pages[entry_id].related}
+        related |= {link.id for link in ENC.pages[entry_id].referenced_by}
         for match in diagnose.diagnose(INDEX, io.BytesIO(log.encode("utf-8"))).matches:
             if match.confidence != "low":
                 assert match.id in related, f"{key}: confidently named {match.id}"
