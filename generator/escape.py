@@ -38,9 +38,12 @@ class Md(str):
     """Markdown that is already safe to emit."""
 
 
+_NUMBERED = re.compile(r"(\d)\.")
+
+
 def _escape(text: str) -> str:
     escaped = text.translate(_TABLE)
-    return re.sub(r"(\d)\.", r"\1&#46;", escaped)
+    return _NUMBERED.sub(r"\1&#46;", escaped) if "." in escaped else escaped
 
 
 def inline(text: str) -> Md:

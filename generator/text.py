@@ -21,6 +21,8 @@ PLACEHOLDERS = re.compile(r"\b(TODO|TBD|FIXME|XXX|lorem ipsum)\b|^\s*\.\.\.\s*$"
 def split_code(text: str) -> list[tuple[bool, str]]:
     """Split prose into (is_code, text) parts; a code span opens and closes with backtick runs of
     the same length, as in CommonMark. An unmatched run of backticks stays literal text."""
+    if "`" not in text:  # most prose: no code span to look for
+        return [(False, text)] if text else []
     parts: list[tuple[bool, str]] = []
     pos = 0
     plain_from = 0
