@@ -233,12 +233,19 @@ def measure(label: str, entries: Path, work: Path, runs: int, preview: bool) -> 
         f"{label}: {len(pages)} pages; largest {largest.relative_to(sites / 'plugin')} "
         f"{largest.stat().st_size / 1024:.0f} KiB"
     )
+    served = [p for p in (sites / "plugin").rglob("*") if p.is_file() and p.suffix != ".html"]
+    served = [p for p in served if "pagefind" not in p.parts and "assets" not in p.parts]
+    biggest = max(served, key=lambda p: p.stat().st_size)
+    print(
+        f"{label}: largest generated file besides pages {biggest.relative_to(sites / 'plugin')} "
+        f"{biggest.stat().st_size / 1024:.0f} KiB"
+    )
     if preview:
         for field in ("title", "fix_time"):
             times = edit_to_visible(entries, field)
             print(
                 f"{label}: edit of a {field} to visible under mkdocs serve --dirty: median "
-                f"{_median(times):.1f} s ({', '.join(f'{t:.1f}' for t in times)})"
+                f"{_median(times):.2f} s ({', '.join(f'{t:.2f}' for t in times)})"
             )
 
 
