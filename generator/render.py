@@ -192,7 +192,7 @@ class Pager:
 
     @property
     def suffix(self) -> str:
-        """What the title of a page after the first adds: which page of how many it is."""
+        """What the page title (in the head) of a page after the first adds."""
         return f" (page {self.number} of {self.count})" if self.number > 1 else ""
 
 

@@ -111,10 +111,10 @@ def test_pages_that_list_every_entry_stay_bounded() -> None:
     # The category's own list and each tag's go on over pages of LIST_PAGE_SIZE entries, each
     # entry on exactly one of them, every page linking every other.
     cases = (
-        ("memory/index.md", "memory", "[1](../index.md)", "[3](page/3.md)"),
-        ("tags/oom.md", "tags/oom", "[1](../../oom.md)", "[3](oom/page/3.md)"),
+        ("memory/index.md", "memory", "[1](../index.md)", "[3](page/3.md)", "# Memory"),
+        ("tags/oom.md", "tags/oom", "[1](../../oom.md)", "[3](oom/page/3.md)", "# Tag: oom"),
     )
-    for first, stem, back_to_first, on_to_third in cases:
+    for first, stem, back_to_first, on_to_third, heading in cases:
         uris = [first] + [f"{stem}/page/{n}.md" for n in (2, 3)]
         assert f"{stem}/page/4.md" not in pages
         listed = [
@@ -125,7 +125,8 @@ def test_pages_that_list_every_entry_stay_bounded() -> None:
         ]
         assert len(listed) == len(set(listed)) == 300
         assert "Entries 201 to 300 of 300." in pages[uris[2]]
-        assert "(page 3 of 3)" in pages[uris[2]] and "(page" not in pages[first].split("---")[1]
+        assert f"\n{heading} (page 3 of 3)\n" in pages[uris[2]]
+        assert f"\n{heading}\n" in pages[first] and "(page" not in pages[first]
         assert '<strong aria-current="page">2</strong>' in pages[uris[1]]
         assert back_to_first in pages[uris[1]] and on_to_third in pages[first]
 
