@@ -6,9 +6,6 @@ import html
 import logging
 import subprocess
 import sys
-import tempfile
-import time
-import zlib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -24,12 +21,11 @@ from mkdocs.structure.pages import Page
 
 from . import csp, fulltext
 from .finish import finish_page
+from .lean import Spool, Stash
 from .link import Encyclopedia
 from .link import Page as EntryPage
-from .load import LoadCache
-from .model import Entry
-from .pipeline import Reuse, build_encyclopedia, build_site, export_files, render_pages
-from .preview import Builds, LastBuild, fingerprint, write_files, write_pages
+from .pipeline import build_encyclopedia, build_site, export_files
+from .preview import Preview, Site, fingerprint
 from .problems import EntryError, Problem
 from .render import TEMPLATES, each_page
 
@@ -105,17 +101,6 @@ def _watch_often(server: Any, path: str) -> None:
         observer._timeout = before  # type: ignore[union-attr]
 
 
-def _full_because(reason: str) -> bool:
-    log.debug(f"full rebuild: {reason}")
-    return False
-
-
-def _shape(enc: Encyclopedia, pages: dict[str, str]) -> tuple[Any, ...]:
-    """What a quick rebuild cannot change: the generated pages there are, and the categories
-    the navigation shows."""
-    return (frozenset(pages), tuple((c.slug, c.category.title) for c in enc.categories))
-
-
 class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-untyped-call]
     supports_multiple_instances = False
 
@@ -128,20 +113,13 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
         self.entry_pages: dict[str, EntryPage] = {}  # MkDocs src_uri -> the entry it shows
         # A preview keeps what it can across rebuilds: entries loaded from unchanged files, and
         # what each generated file held, so that a dirty rebuild writes only what changed.
-        self.cache = LoadCache()
-        self.reuse = Reuse()
-        self.built: dict[str, str] = {}
-        # A one-off build's page HTML from rendering to writing, compressed: on_page_content.
-        self.stashed: dict[str, bytes] = {}
-        self.spool: tempfile.TemporaryDirectory[str] | None = None
+        self.preview = Preview()
+        # A one-off build's generated files on disk, and its pages' HTML until written (lean.py).
+        self.spool: Spool | None = None
+        self.stash = Stash()
         self.problems_shown = False
         self.indexer: subprocess.Popen[bytes] | None = None
-        # What the last full build of a dirty preview left for the quick rebuilds (preview.py).
-        self.last: LastBuild | None = None
         self.nav: Navigation | None = None
-        self.builds = Builds()
-        self.shown: dict[str, Entry] = {}  # the record each entry page was last built from
-        self.pending: tuple[Any, ...] = ()
 
     def _path(self, config: MkDocsConfig, value: str) -> Path:
         root = Path(config.config_file_path or ".").resolve().parent
@@ -165,12 +143,12 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
 
     def on_pre_build(self, *, config: MkDocsConfig) -> None:
         if self.dirty:
-            self.last = None  # until this build has gone through
-            self.pending = (fingerprint(self._inputs(config)),)
+            self.preview.started(fingerprint(self._inputs(config)))
         # Validate before MkDocs cleans or writes the site folder: a bad entry writes nothing.
         try:
             self.encyclopedia = build_encyclopedia(
-                self._path(config, self.config.entries_dir), self.cache if self.serving else None
+                self._path(config, self.config.entries_dir),
+                self.preview.cache if self.serving else None,
             )
             self.last_good, self.problems = self.encyclopedia, ()
             return
@@ -201,12 +179,11 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
             config.site_url or "/",
             self.config.edit_url,
             self._path(config, self.config.overrides_dir),
-            self.reuse if self.serving else None,
+            self.preview.reuse if self.serving else None,
         )
         generated = {page.src_uri: page.markdown for page in site.pages} | site.files
         if self.dirty:
-            self.pending += (_shape(enc, {page.src_uri: page.markdown for page in site.pages}),)
-            self.shown = {p.id: p.entry for p in enc.pages.values()}
+            self.preview.generated(enc, {page.src_uri: page.markdown for page in site.pages})
         if not self.dirty:
             for name, content in generated.items():
                 files.append(File.generated(config, name, content=content))
@@ -218,8 +195,8 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
         for name, content in generated.items():
             file = PreviewFile.generated(config, name, content=content)
             assert isinstance(file, PreviewFile)
-            file.modified = everything or self.built.get(name) != content
-            self.built[name] = content
+            file.modified = everything or self.preview.built.get(name) != content
+            self.preview.built[name] = content
             files.append(file)
         if everything:
             for file in list(files.documentation_pages()):
@@ -237,23 +214,13 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
         return files
 
     def _spooled(self, files: Files, config: MkDocsConfig, enc: Encyclopedia) -> Files:
-        """A one-off build's generated pages and files: each written to a temporary folder as
-        soon as it is made and read from there by MkDocs, so that the build never holds all of
-        them (the Markdown of 5,000 entries is about 200 million characters)."""
-        self.spool = tempfile.TemporaryDirectory(prefix="encyclopedia-")
-        root = Path(self.spool.name)
-
-        def add(name: str, content: str) -> None:
-            path = root / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(content, encoding="utf-8")
-            files.append(File(name, str(root), config.site_dir, config.use_directory_urls))
-
+        """A one-off build's generated pages and files, each spooled to disk as it is made."""
+        self.spool = Spool(files, config)
         overrides = self._path(config, self.config.overrides_dir)
         for page in each_page(enc, self.config.edit_url, overrides):
-            add(page.src_uri, page.markdown)
+            self.spool.add(page.src_uri, page.markdown)
         for name, content in export_files(enc, config.site_url or "/").items():
-            add(name, content)
+            self.spool.add(name, content)
         return files
 
     def on_nav(self, nav: Navigation, *, config: MkDocsConfig, files: Files) -> Navigation:
@@ -282,67 +249,42 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
         return nav
 
     def on_env(self, env: Environment, *, config: MkDocsConfig, files: Files) -> Environment:
-        if self.dirty and self.nav is not None and len(self.pending) == 2:
-            inputs, shape = self.pending
-            self.last = LastBuild(config, files, self.nav, env, inputs, shape)
+        if self.dirty and self.nav is not None:
+            self.preview.finished(config, files, self.nav, env)
         return env
 
     def on_build_error(self, *, error: Exception) -> None:
-        self.last = None
+        self.preview.failed()
         self._drop_spool()
 
     def _drop_spool(self) -> None:
         if self.spool is not None:
-            self.spool.cleanup()
+            self.spool.close()
             self.spool = None
 
     def _quick_rebuild(self) -> bool:
-        """Rebuild a dirty preview after an edit to entries alone, in two halves: first the
-        pages of the entries whose records changed (then the browser reloads and shows the
-        edit), then, in the background, every other page and file that changed with them.
-        False when the change needs the full build (see preview.py)."""
-        start = time.perf_counter()
-        last = self.last
+        """The preview's quick rebuild (preview.Preview.quick), unless a problem banner shows:
+        taking it down needs every page."""
+        last = self.preview.last
         if last is None or self.problems:
-            return _full_because("the last build did not go through, or an entry was broken")
-        if fingerprint(self._inputs(last.config)) != last.inputs:
-            return _full_because("a file besides the entries changed")
+            return False
         config = last.config
-        try:
-            enc = build_encyclopedia(self._path(config, self.config.entries_dir), self.cache)
-        except EntryError:
-            return _full_because("an entry is broken: every page shows the problems")
-        overrides = self._path(config, self.config.overrides_dir)
-        pages = {
-            p.src_uri: p.markdown
-            for p in render_pages(enc, self.config.edit_url, overrides, self.reuse)
-        }
-        if _shape(enc, pages) != last.shape:
-            return _full_because("pages were added or removed, or a category renamed")
+        site = Site(
+            self._path(config, self.config.entries_dir),
+            self._path(config, self.config.overrides_dir),
+            self.config.edit_url,
+            config.site_url or "/",
+        )
+        return self.preview.quick(
+            site,
+            fingerprint(self._inputs(config)),
+            self._showing,
+            lambda built: self.on_post_build(config=built),
+        )
+
+    def _showing(self, enc: Encyclopedia) -> None:
         self.encyclopedia = self.last_good = enc
         self.entry_pages = {p.src_uri: p for p in enc.pages.values()}
-        edited = {p.src_uri for p in enc.pages.values() if self.shown.get(p.id) is not p.entry}
-        self.shown = {p.id: p.entry for p in enc.pages.values()}
-        changed = {n: text for n, text in pages.items() if self.built.get(n) != text}
-        first = {n: text for n, text in changed.items() if n in edited}
-        write_pages(last, first)
-        self.built.update(first)
-        shown = time.perf_counter()
-        log.info(f"Edited pages rebuilt: {len(first)} in {shown - start:.2f} s")
-
-        def rest() -> None:
-            files = export_files(enc, config.site_url or "/", self.reuse)
-            pages_left = {n: t for n, t in changed.items() if n not in first}
-            files_left = {n: t for n, t in files.items() if self.built.get(n) != t}
-            write_pages(last, pages_left)
-            write_files(Path(config.site_dir), files_left)
-            self.built.update(pages_left | files_left)
-            count, took = len(pages_left) + len(files_left), time.perf_counter() - shown
-            log.info(f"Pages and files that show them rebuilt: {count} in {took:.2f} s")
-            self.on_post_build(config=config)
-
-        self.builds.later(rest)
-        return True
 
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         self._drop_spool()
@@ -375,29 +317,18 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
     def on_page_content(
         self, html: str, *, page: Page, config: MkDocsConfig, files: Files
     ) -> str | None:
-        # MkDocs renders every page before it writes any, so a one-off build would hold every
-        # page's Markdown and HTML at once: 2.4 GiB at 5,000 entries. Its Markdown is done with
-        # now, and its HTML waits compressed (a sixth of the size) until the theme needs it. A
-        # preview keeps both: its quick rebuild renders pages again.
-        if self.serving:
-            return html
-        page.markdown = ""  # not None: MkDocs reads that as "not read yet" and drops the title
-        page.file.content_string = ""
-        self.stashed[page.file.src_uri] = zlib.compress(html.encode("utf-8"), 1)
-        return ""
+        return html if self.serving else self.stash.keep(page, html)
 
     def on_page_context(
         self, context: Any, *, page: Page, config: MkDocsConfig, nav: Navigation
     ) -> Any:
-        stashed = self.stashed.pop(page.file.src_uri, None)
-        if stashed is not None:
-            page.content = zlib.decompress(stashed).decode("utf-8")
+        self.stash.restore(page)
         return context
 
     def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str:
         entry = self.entry_pages.get(page.file.src_uri)
         if not self.serving:
-            page.content = None  # written: nothing reads it again
+            self.stash.written(page)
         return self._finish(output, page.file.src_uri, bool(page.meta.get("diagnose")), entry)
 
     def on_post_template(
@@ -409,7 +340,7 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
 
     def on_serve(self, server: Any, *, config: MkDocsConfig, builder: Any) -> Any:
         if self.dirty:
-            server.builder = self.builds.builder(server.builder, self._quick_rebuild)
+            server.builder = self.preview.builds.builder(server.builder, self._quick_rebuild)
         _watch_often(server, str(self._path(config, self.config.entries_dir)))
         server.watch(str(TEMPLATES))
         overrides = self._path(config, self.config.overrides_dir)

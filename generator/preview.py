@@ -14,15 +14,25 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.plugins import get_plugin_logger
 from mkdocs.structure.files import Files
 from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
+
+from .link import Encyclopedia
+from .load import LoadCache
+from .model import Entry
+from .pipeline import Reuse, build_encyclopedia, export_files, render_pages
+from .problems import EntryError
+
+log = get_plugin_logger("generator.plugin")
 
 Fingerprint = tuple[tuple[str, int, int], ...]
 
@@ -56,7 +66,28 @@ class LastBuild:
     nav: Navigation
     env: Any  # the theme's jinja2.Environment after every plugin's `on_env`
     inputs: Fingerprint  # the files besides the entries the build read
-    shape: tuple[Any, ...]  # what must stay the same: see `Preview.shape`
+    shape: tuple[Any, ...]  # what a quick rebuild cannot change: see `shape`
+
+
+def shape(enc: Encyclopedia, pages: dict[str, str]) -> tuple[Any, ...]:
+    """What a quick rebuild cannot change: the generated pages there are, and the categories
+    the navigation shows."""
+    return (frozenset(pages), tuple((c.slug, c.category.title) for c in enc.categories))
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where the preview's entries, templates and site are, as the plugin is configured."""
+
+    entries: Path
+    overrides: Path
+    edit_url: str | None
+    base_url: str
+
+
+def _full_because(reason: str) -> bool:
+    log.debug(f"full rebuild: {reason}")
+    return False
 
 
 def write_pages(last: LastBuild, changed: dict[str, str]) -> None:
@@ -124,4 +155,93 @@ class Builds:
         threading.Thread(target=run, name="preview-rest", daemon=True).start()
 
 
-__all__ = ["Builds", "Fingerprint", "LastBuild", "fingerprint", "write_files", "write_pages"]
+class Preview:
+    """What a dirty preview keeps from one build to the next, and its quick rebuild. A full
+    build calls `started`, `generated` and `finished` as it goes; `quick` then takes every edit
+    it can. `built` holds what each generated file held when last written."""
+
+    def __init__(self) -> None:
+        self.cache = LoadCache()
+        self.reuse = Reuse()
+        self.builds = Builds()
+        self.built: dict[str, str] = {}
+        self.last: LastBuild | None = None
+        self.shown: dict[str, Entry] = {}  # the record each entry page was last built from
+        self._inputs: Fingerprint | None = None
+        self._shape: tuple[Any, ...] | None = None
+
+    def started(self, inputs: Fingerprint) -> None:
+        self.last, self._inputs, self._shape = None, inputs, None
+
+    def generated(self, enc: Encyclopedia, pages: dict[str, str]) -> None:
+        self._shape = shape(enc, pages)
+        self.shown = {p.id: p.entry for p in enc.pages.values()}
+
+    def finished(self, config: MkDocsConfig, files: Files, nav: Navigation, env: Any) -> None:
+        if self._inputs is not None and self._shape is not None:
+            self.last = LastBuild(config, files, nav, env, self._inputs, self._shape)
+
+    def failed(self) -> None:
+        self.last = None
+
+    def quick(
+        self,
+        site: Site,
+        inputs: Fingerprint,
+        showing: Callable[[Encyclopedia], None],
+        indexed: Callable[[MkDocsConfig], None],
+    ) -> bool:
+        """Rebuild after an edit to entries alone, in two halves: first the pages of the entries
+        whose records changed (then the browser reloads and shows the edit), then, in the
+        background, every other page and file that changed with them, then `indexed`. False
+        when the change needs the full build. `showing` learns the encyclopedia now shown."""
+        start = time.perf_counter()
+        last = self.last
+        if last is None:
+            return _full_because("the last build did not go through")
+        if inputs != last.inputs:
+            return _full_because("a file besides the entries changed")
+        try:
+            enc = build_encyclopedia(site.entries, self.cache)
+        except EntryError:
+            return _full_because("an entry is broken: every page shows the problems")
+        rendered = render_pages(enc, site.edit_url, site.overrides, self.reuse)
+        pages = {p.src_uri: p.markdown for p in rendered}
+        if shape(enc, pages) != last.shape:
+            return _full_because("pages were added or removed, or a category renamed")
+        showing(enc)
+        edited = {p.src_uri for p in enc.pages.values() if self.shown.get(p.id) is not p.entry}
+        self.shown = {p.id: p.entry for p in enc.pages.values()}
+        changed = {n: text for n, text in pages.items() if self.built.get(n) != text}
+        first = {n: text for n, text in changed.items() if n in edited}
+        write_pages(last, first)
+        self.built.update(first)
+        shown = time.perf_counter()
+        log.info(f"Edited pages rebuilt: {len(first)} in {shown - start:.2f} s")
+
+        def rest() -> None:
+            files = export_files(enc, site.base_url, self.reuse)
+            pages_left = {n: t for n, t in changed.items() if n not in first}
+            files_left = {n: t for n, t in files.items() if self.built.get(n) != t}
+            write_pages(last, pages_left)
+            write_files(Path(last.config.site_dir), files_left)
+            self.built.update(pages_left | files_left)
+            count, took = len(pages_left) + len(files_left), time.perf_counter() - shown
+            log.info(f"Pages and files that show them rebuilt: {count} in {took:.2f} s")
+            indexed(last.config)
+
+        self.builds.later(rest)
+        return True
+
+
+__all__ = [
+    "Builds",
+    "Fingerprint",
+    "LastBuild",
+    "Preview",
+    "Site",
+    "fingerprint",
+    "shape",
+    "write_files",
+    "write_pages",
+]
