@@ -5,6 +5,7 @@ from __future__ import annotations
 import html as htmllib
 import json
 import re
+import shutil
 from pathlib import Path
 
 from tests.conftest import FIXTURE_ENTRIES
@@ -234,3 +235,20 @@ def test_tag_index_groups_tags_by_the_category_of_most_of_their_entries(
     memory, kernels = page.index('id="memory"'), page.index('id="kernels"')
     assert memory < page.index('href="oom/"') < kernels
     assert page.index('href="kernel/"') > kernels
+
+
+def test_a_build_leaves_no_spooled_files_behind(tmp_path: Path) -> None:
+    """A one-off build spools its generated pages to a temporary folder (lean.py): the folder is
+    gone when the build ends, and a build refused for a broken entry makes none."""
+    spool_root = tmp_path / "tmp"
+    spool_root.mkdir()
+    env = {"TMPDIR": str(spool_root)}
+    built = run_build(FIXTURE_ENTRIES, tmp_path / "site", extra_env=env)
+    assert built.returncode == 0, built.stderr
+    assert (tmp_path / "site" / "memory" / "alpha-oom" / "index.html").is_file()
+    assert list(spool_root.iterdir()) == []
+    broken = tmp_path / "entries"
+    shutil.copytree(FIXTURE_ENTRIES, broken)
+    (broken / "memory" / "alpha-oom.yaml").write_text("title: Broken\nseverity: huge\n")
+    assert run_build(broken, tmp_path / "site2", extra_env=env).returncode == 1
+    assert list(spool_root.iterdir()) == []
