@@ -5,6 +5,7 @@ its own tests in test_search_ranking.py)."""
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,8 +13,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from generator import fulltext
 from generator.pipeline import build_encyclopedia
-from tests.support import ROOT
+from tests.support import ROOT, serve_dir
 
 pytestmark = pytest.mark.browser
 
@@ -292,3 +294,34 @@ def test_diagnose_page_names_the_symptom_from_the_oom_numbers(page: Any, shipped
     assert "Your log shows: OOM while reserved by PyTorch but unallocated is smaller than" in text
     assert "Read from the log: requested 3.96 GiB, unallocated 3.42 GiB" in text
     assert "Cause: The memory is held by live tensors" in text
+
+
+def test_search_merges_a_full_text_index_made_in_parts(
+    page: Any, shipped_site: Path, tmp_path: Path
+) -> None:
+    """A large site is indexed in parts (fulltext.PART_PAGES): the search box merges them, so
+    one query finds entries of several parts."""
+    site = tmp_path / "site"
+    shutil.copytree(shipped_site, site)
+    grouped = fulltext.parts(site, part_pages=40)
+    assert len(grouped) >= 3, grouped
+    summary = fulltext.index_site(site, part_pages=40)
+    assert f"Indexed {sum(map(len, grouped))} pages" in summary
+    assert f"(in {len(grouped)} parts)" in summary
+    assert json.loads((site / "pagefind" / "parts.json").read_text()) == [
+        f"part-{n}" for n in range(1, len(grouped))
+    ]
+    with serve_dir(site) as url:
+        page.goto(url + "/")
+        search(page, "the")
+        page.wait_for_timeout(1500)  # the full-text half comes after the signature half
+        found = page.eval_on_selector_all(
+            "li.md-search-result__item > a.md-search-result__link", "els => els.map(e => e.href)"
+        )
+    part_of = {
+        page_path.removesuffix("index.html"): n
+        for n, pages in enumerate(grouped)
+        for page_path in pages
+    }
+    parts_found = {part_of.get(urlsplit(href).path.lstrip("/")) for href in found} - {None}
+    assert len(parts_found) >= 2, found

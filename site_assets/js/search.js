@@ -64,11 +64,24 @@
     if (!pagefind) {
       pagefind = import(ROOT + "pagefind/pagefind.js").then(function (pf) {
         return pf.options({ baseUrl: new URL(ROOT).pathname, excerptLength: 24 })
+          .then(function () { return mergeParts(pf); })
           .then(function () { return pf; });
       });
       pagefind.then(fillFilters).catch(function () { pagefind = null; });
     }
     return pagefind;
+  }
+
+  /* A large site's index comes in parts (generator/fulltext.py): the first is pagefind/, the
+   * others are listed in pagefind/parts.json and searched together with it. */
+  function mergeParts(pf) {
+    return fetch(ROOT + "pagefind/parts.json")
+      .then(function (r) { return r.ok ? r.json() : []; }, function () { return []; })
+      .then(function (names) {
+        return Promise.all(names.map(function (name) {
+          return pf.mergeIndex(ROOT + "pagefind/" + name + "/", { baseUrl: new URL(ROOT).pathname });
+        }));
+      });
   }
 
   /* A traceback is too long for a word search: use its last error line (Python prints the
