@@ -43,36 +43,30 @@ def wait_for(condition: Callable[[], bool], what: str, timeout: float = 30) -> N
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def start_serving(
+    tmp_path: Path, mode: list[str]
+) -> tuple[Path, subprocess.Popen[bytes], str, Path]:
+    """`mkdocs serve` over a copy of the fixture entries: (the entries, the server, the site's
+    URL, the server's log)."""
+    entries = tmp_path / "entries"
+    shutil.copytree(FIXTURE_ENTRIES, entries)
+    port = free_port()
+    log = tmp_path / "serve.log"
+    env = {**os.environ, "ENCYCLOPEDIA_ENTRIES": str(entries), "NO_MKDOCS_2_WARNING": "1"}
+    command = [sys.executable, "-m", "mkdocs", "serve", *mode, "--livereload"]
+    command += ["-a", f"127.0.0.1:{port}", "-f", str(ROOT / "mkdocs.yml")]
+    with log.open("w") as out:
+        server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=out)
+    return entries, server, f"http://127.0.0.1:{port}/", log
+
+
 @pytest.mark.parametrize("mode", [[], ["--dirty"]], ids=["full-rebuilds", "dirty-as-make-serve"])
 def test_serve_reloads_entries(tmp_path: Path, mode: list[str]) -> None:
     """With `--dirty` (as `make serve` runs it) a rebuild writes only the pages whose content
     changed, except while a problem banner appears or goes: then every page."""
-    entries = tmp_path / "entries"
-    shutil.copytree(FIXTURE_ENTRIES, entries)
+    entries, server, site, log = start_serving(tmp_path, mode)
     entry = entries / "memory" / "alpha-oom.yaml"
-    port = free_port()
-    log = tmp_path / "serve.log"
-    env = {**os.environ, "ENCYCLOPEDIA_ENTRIES": str(entries), "NO_MKDOCS_2_WARNING": "1"}
-    with log.open("w") as out:
-        server = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "mkdocs",
-                "serve",
-                *mode,
-                "--livereload",
-                "-a",
-                f"127.0.0.1:{port}",
-                "-f",
-                str(ROOT / "mkdocs.yml"),
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=out,
-        )
-    url = f"http://127.0.0.1:{port}/memory/alpha-oom/"
+    url = site + "memory/alpha-oom/"
     try:
         wait_for(lambda: "Alpha out of memory" in (fetch(url) or ""), "first build")
 
@@ -109,17 +103,8 @@ def test_serve_reloads_entries(tmp_path: Path, mode: list[str]) -> None:
 def test_dirty_preview_rebuilds_an_edit_to_entries_quickly(tmp_path: Path) -> None:
     """An edit to one entry rebuilds its own page first (then the browser reloads), then every
     page and file that shows it, without a full build; a new entry takes the full build."""
-    entries = tmp_path / "entries"
-    shutil.copytree(FIXTURE_ENTRIES, entries)
+    entries, server, site, log = start_serving(tmp_path, ["--dirty"])
     alpha = entries / "memory" / "alpha-oom.yaml"
-    port = free_port()
-    log = tmp_path / "serve.log"
-    env = {**os.environ, "ENCYCLOPEDIA_ENTRIES": str(entries), "NO_MKDOCS_2_WARNING": "1"}
-    command = [sys.executable, "-m", "mkdocs", "serve", "--dirty", "--livereload"]
-    command += ["-a", f"127.0.0.1:{port}", "-f", str(ROOT / "mkdocs.yml")]
-    with log.open("w") as out:
-        server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=out)
-    site = f"http://127.0.0.1:{port}/"
     try:
         wait_for(
             lambda: "Alpha out of memory" in (fetch(site + "memory/alpha-oom/") or ""), "build"
