@@ -214,7 +214,11 @@ class Preview:
         self.shown = {p.id: p.entry for p in enc.pages.values()}
         changed = {n: text for n, text in pages.items() if self.built.get(n) != text}
         first = {n: text for n, text in changed.items() if n in edited}
-        write_pages(last, first)
+        try:
+            write_pages(last, first)
+        except Exception as err:  # the full build reports it as it reports any failed page
+            self.last = None
+            return _full_because(f"a page failed to build: {err}")
         self.built.update(first)
         shown = time.perf_counter()
         log.info(f"Edited pages rebuilt: {len(first)} in {shown - start:.2f} s")
@@ -223,8 +227,13 @@ class Preview:
             files = export_files(enc, site.base_url, self.reuse)
             pages_left = {n: t for n, t in changed.items() if n not in first}
             files_left = {n: t for n, t in files.items() if self.built.get(n) != t}
-            write_pages(last, pages_left)
-            write_files(Path(last.config.site_dir), files_left)
+            try:
+                write_pages(last, pages_left)
+                write_files(Path(last.config.site_dir), files_left)
+            except Exception as err:  # left as they were: the next build compares and redoes them
+                log.warning(f"the pages that show the edit were not all rebuilt: {err}")
+                self.last = None  # so that the next edit takes the full build
+                return
             self.built.update(pages_left | files_left)
             count, took = len(pages_left) + len(files_left), time.perf_counter() - shown
             log.info(f"Pages and files that show them rebuilt: {count} in {took:.2f} s")
