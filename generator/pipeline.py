@@ -7,9 +7,10 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from . import exports
+from .exports import RecordMemo
 from .link import Encyclopedia, check_drafts, link
 from .load import LoadCache, load_all
 from .problems import EntryError, Problem
@@ -27,9 +28,7 @@ class Reuse:
     none and holds nothing after it."""
 
     pages: PageMemo = field(default_factory=dict)
-    records: dict[tuple[str, str, str], tuple[Any, tuple[Any, ...], str]] = field(
-        default_factory=dict
-    )
+    records: RecordMemo = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

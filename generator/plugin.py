@@ -179,15 +179,15 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
             config.site_url or "/",
             self.config.edit_url,
             self._path(config, self.config.overrides_dir),
-            self.preview.reuse if self.serving else None,
+            self.preview.reuse,
         )
-        generated = {page.src_uri: page.markdown for page in site.pages} | site.files
-        if self.dirty:
-            self.preview.generated(enc, {page.src_uri: page.markdown for page in site.pages})
+        pages = {page.src_uri: page.markdown for page in site.pages}
+        generated = pages | site.files
         if not self.dirty:
             for name, content in generated.items():
                 files.append(File.generated(config, name, content=content))
             return files
+        self.preview.generated(enc, pages)
         # A dirty preview rebuilds a generated file only when its content changed; every page
         # when the problem banner appears or goes, since it is on every page.
         everything = bool(self.problems) or self.problems_shown
