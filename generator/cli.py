@@ -43,6 +43,11 @@ def _entries_dir(value: str | None) -> Path:
     return Path(value) if value else Path("entries")
 
 
+def _checkout(entries_dir: str | None) -> Path:
+    """The folder that holds the entries: what a reproducer's box hides."""
+    return _entries_dir(entries_dir).resolve().parent
+
+
 def _emit(problems: list[Problem], fmt: str) -> None:
     if fmt == "json":
         click.echo(
@@ -507,7 +512,9 @@ def reproduce_command(
         click.echo("\n".join(_reproduction_lines(result, style)), color=style.colour)
 
     try:
-        results, skipped = reproduce.reproduce_all(enc, python, ids, gpu, progress=show)
+        results, skipped = reproduce.reproduce_all(
+            enc, python, _checkout(entries_dir), ids, gpu, progress=show
+        )
     except reproduce.ReproduceError as err:
         raise click.UsageError(str(err)) from None
     failed = [r.id for r in results if r.status == "failed"]

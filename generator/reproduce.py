@@ -1,5 +1,6 @@
 """Reproducers: run an entry's failing and fixed scripts against a real PyTorch and check that the
-failure is the one the entry describes.
+failure is the one the entry describes. Every script runs in a box (`sandbox.py`): contributor
+code sees none of the runner's environment, files or network.
 
 For each entry with a `reproduce` section: the failing script must exit non-zero within its time
 limit, its output fed to the matcher must rank this entry first with one of its primary
@@ -13,16 +14,12 @@ import io
 import os
 import platform
 import shutil
-import signal
-import subprocess
-import tempfile
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from . import diagnose, exports
+from . import diagnose, exports, sandbox
 from .link import Encyclopedia, Page
 from .model import Reproduce
 from .reproduced import Reproduction, Run, digest
@@ -31,6 +28,7 @@ from .text import normalize_newlines, visible
 # The page and the results file keep the end of an output, where the error is.
 KEPT_LINES = 60
 KEPT_CHARS = 12_000
+PROBE_SECONDS = 120  # importing torch on a cold cache
 
 
 def clean_output(raw: bytes) -> str:
@@ -50,35 +48,17 @@ def _kept(text: str) -> tuple[str, int]:
     return kept, cut
 
 
-def run_script(python: str, code: str, reproduce: Reproduce) -> tuple[Run, str]:
-    """Run `code` as a file in a fresh temporary folder; return the run and the whole output.
-    The script runs in its own session so that its time limit stops every process it started."""
-    env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1")
+def run_script(box: sandbox.Box, code: str, reproduce: Reproduce) -> tuple[Run, str]:
+    """Run `code` as script.py in the box; return the run and the whole (bounded) output."""
+    extra = {"PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"}
     if reproduce.needs == "cpu":
-        env["CUDA_VISIBLE_DEVICES"] = ""  # the same run on a machine that has a GPU
-    with tempfile.TemporaryDirectory(prefix="reproduce-") as folder:
-        Path(folder, "script.py").write_text(code, encoding="utf-8")
-        start = time.monotonic()
-        child = subprocess.Popen(
-            [python, "script.py"],
-            cwd=folder,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        try:
-            raw, _ = child.communicate(timeout=reproduce.timeout)
-            exit_code: int | None = child.returncode
-        except subprocess.TimeoutExpired:
-            os.killpg(child.pid, signal.SIGKILL)
-            raw, _ = child.communicate()
-            exit_code = None
-        seconds = round(time.monotonic() - start, 2)
-    text = clean_output(raw)
+        extra["CUDA_VISIBLE_DEVICES"] = ""  # the same run on a machine that has a GPU
+    outcome = box.run(
+        [box.python, "script.py"], reproduce.timeout, extra, files={"script.py": code}
+    )
+    text = clean_output(outcome.output)
     kept, cut = _kept(text)
-    return Run(exit_code, seconds, kept, cut), text
+    return Run(outcome.exit_code, outcome.seconds, kept, cut), text
 
 
 def _primary_matches(index: diagnose.Index, page: Page, output: str) -> tuple[str | None, set[str]]:
@@ -97,21 +77,18 @@ class Environment:
     platform: str
 
 
-def environment(python: str) -> Environment:
-    """The versions the reproducers run against; a Python without torch is refused."""
+def environment(box: sandbox.Box) -> Environment:
+    """The versions the reproducers run against, as the box sees them; a Python without torch
+    is refused."""
     versions = "import platform, torch; print(platform.python_version(), torch.__version__)"
-    probe = subprocess.run(
-        [python, "-c", versions],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ, CUDA_VISIBLE_DEVICES=""),
-    )
-    if probe.returncode != 0:
+    probe = box.run([box.python, "-c", versions], PROBE_SECONDS, {"CUDA_VISIBLE_DEVICES": ""})
+    text = probe.output.decode(errors="replace").strip()
+    if probe.exit_code != 0:
         raise ReproduceError(
-            f"{python} cannot import torch ({probe.stderr.strip().splitlines()[-1:]}); "
+            f"{box.python} cannot import torch in the box ({text.splitlines()[-1:]}); "
             "install it there, e.g. `make reproduce` makes .venv-torch"
         )
-    py, torch = probe.stdout.split()
+    py, torch = text.split()[-2:]
     return Environment(py, torch, f"{platform.system()} {platform.machine()}")
 
 
@@ -128,24 +105,23 @@ class ReproduceError(Exception):
     """The reproducers cannot run at all (no torch, an unknown id)."""
 
 
-def _missing_packages(python: str, packages: Iterable[str]) -> list[str]:
+def _missing_packages(box: sandbox.Box, packages: Iterable[str]) -> list[str]:
     missing = []
     for name in packages:
-        check = subprocess.run([python, "-c", f"import {name}"], capture_output=True)
-        if check.returncode != 0:
+        if box.run([box.python, "-c", f"import {name}"], PROBE_SECONDS).exit_code != 0:
             missing.append(name)
     return missing
 
 
 def reproduce_one(
-    page: Page, reproduce: Reproduce, index: diagnose.Index, python: str, env: Environment
+    page: Page, reproduce: Reproduce, index: diagnose.Index, box: sandbox.Box, env: Environment
 ) -> Reproduction:
-    """Run one entry's scripts and judge them."""
+    """Run one entry's scripts in the box and judge them."""
     problems: list[str] = []
-    missing = _missing_packages(python, reproduce.packages)
+    missing = _missing_packages(box, reproduce.packages)
     if missing:
         problems.append(f"the reproducer Python lacks {', '.join(missing)}: install it")
-    failing, failing_text = run_script(python, reproduce.failing, reproduce)
+    failing, failing_text = run_script(box, reproduce.failing, reproduce)
     if failing.exit_code is None:
         problems.append(f"the failing script ran past its {reproduce.timeout} s limit")
     elif failing.exit_code == 0:
@@ -159,7 +135,7 @@ def reproduce_one(
         )
     elif not matched:
         problems.append("its output matches only context or symptom lines, no primary signature")
-    fixed, fixed_text = run_script(python, reproduce.fixed, reproduce)
+    fixed, fixed_text = run_script(box, reproduce.fixed, reproduce)
     if fixed.exit_code is None:
         problems.append(f"the fixed script ran past its {reproduce.timeout} s limit")
     elif fixed.exit_code != 0:
@@ -206,21 +182,31 @@ def selected(
     return chosen, skipped
 
 
+def boxed(python: str, checkout: Path, gpu: bool = False) -> sandbox.Box:
+    """The box for the interpreter `python`, hiding `checkout` and the runner's own folders."""
+    try:
+        return sandbox.make_box(_absolute(python), [checkout], gpu)
+    except sandbox.BoxError as err:
+        raise ReproduceError(str(err)) from None
+
+
 def reproduce_all(
     enc: Encyclopedia,
     python: str,
+    checkout: Path,
     ids: Iterable[str] = (),
     gpu: bool = False,
     progress: Callable[[Reproduction], None] = lambda r: None,
 ) -> tuple[list[Reproduction], list[str]]:
-    """Run the selected reproducers one after another (gloo reproducers use both cores)."""
+    """Run the selected reproducers one after another (gloo reproducers use both cores), each
+    in a box that hides `checkout`."""
     chosen, skipped = selected(enc, ids, gpu)
-    python = _absolute(python)
-    env = environment(python)
+    box = boxed(python, checkout, gpu)
+    env = environment(box)
     index = diagnose.Index.from_export(exports.signature_index(enc, "/"))
     results = []
     for page, spec in chosen:
-        result = reproduce_one(page, spec, index, python, env)
+        result = reproduce_one(page, spec, index, box, env)
         progress(result)
         results.append(result)
     return results, skipped

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import os
 import shutil
+import subprocess
 import sys
 import textwrap
 import time
@@ -17,7 +19,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from generator import diagnose, exports, reproduce, reproduced
+from generator import diagnose, exports, reproduce, reproduced, sandbox
 from generator.cli import main
 from generator.link import Encyclopedia
 from generator.model import Reproduce
@@ -47,13 +49,32 @@ def index(enc: Encyclopedia) -> diagnose.Index:
     return diagnose.Index.from_export(exports.signature_index(enc, "/"))
 
 
-@pytest.fixture
-def fake_torch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    """A `torch` that imports and has a version, and nothing else."""
-    (tmp_path / "torch").mkdir()
-    (tmp_path / "torch" / "__init__.py").write_text('__version__ = "9.9.9+stand-in"\n')
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
-    return sys.executable
+def _needs_the_box() -> None:
+    """Reproducers run only in bubblewrap's box: without it this fails in CI, skips elsewhere."""
+    why = sandbox.available()
+    if why is not None:
+        if os.environ.get("CI"):
+            pytest.fail(why)
+        pytest.skip(why)
+
+
+@pytest.fixture(scope="module")
+def fake_torch(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A venv whose `torch` imports and has a version, and nothing else."""
+    _needs_the_box()
+    venv = tmp_path_factory.mktemp("venv")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    ask = "import sysconfig; print(sysconfig.get_path('purelib'))"
+    site = Path(subprocess.check_output([python, "-c", ask], text=True).strip())
+    (site / "torch").mkdir()
+    (site / "torch" / "__init__.py").write_text('__version__ = "9.9.9+stand-in"\n')
+    return str(python)
+
+
+@pytest.fixture(scope="module")
+def box(fake_torch: str) -> sandbox.Box:
+    return reproduce.boxed(fake_torch, ROOT)
 
 
 def _spec(**fields: object) -> Reproduce:
@@ -91,14 +112,14 @@ JUDGED = [
 def test_judgement(
     enc: Encyclopedia,
     index: diagnose.Index,
-    fake_torch: str,
+    box: sandbox.Box,
     fields: dict[str, object],
     expected: list[str],
 ) -> None:
-    env = reproduce.environment(fake_torch)
+    env = reproduce.environment(box)
     assert env.torch == "9.9.9+stand-in"
     spec = _spec(**fields)
-    result = reproduce.reproduce_one(enc.pages[ENTRY], spec, index, fake_torch, env)
+    result = reproduce.reproduce_one(enc.pages[ENTRY], spec, index, box, env)
     assert len(result.problems) == len(expected), result.problems
     for problem, wanted in zip(result.problems, expected, strict=True):
         assert wanted in problem
@@ -110,37 +131,63 @@ def test_judgement(
         assert result.fixed.exit_code == 0 and result.fixed.output == "ok"
 
 
-def _state(stat: Path) -> str | None:
-    try:
-        return stat.read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return None
+def _alive(marker: str) -> list[str]:
+    """Processes on this machine whose command line holds `marker` (zombies aside)."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            running = " Z " not in (proc / "stat").read_text()
+            if running and marker in (proc / "cmdline").read_text():
+                found.append(proc.name)
+        except OSError:
+            continue
+    return found
+
+
+def _wait_gone(marker: str) -> None:
+    deadline = time.monotonic() + 5
+    while _alive(marker):
+        assert time.monotonic() < deadline, f"a process of the script outlived it: {marker}"
+        time.sleep(0.1)
+
+
+# A child in a new session that double-forks: it escapes a process group, not the box.
+ESCAPE = """
+import os, subprocess, sys, time
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)  # {marker}-child"])
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        daemon = "import time; time.sleep(120)  # {marker}-daemon"
+        os.execv(sys.executable, [sys.executable, "-c", daemon])
+    os._exit(0)
+print("started", flush=True)
+{tail}
+"""
 
 
 def test_time_limit_stops_the_script_and_what_it_started(
-    enc: Encyclopedia, index: diagnose.Index, fake_torch: str, tmp_path: Path
+    enc: Encyclopedia, index: diagnose.Index, box: sandbox.Box
 ) -> None:
-    pid_file = tmp_path / "child.pid"
-    failing = textwrap.dedent(f"""
-        import subprocess, sys, time
-        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
-        open({str(pid_file)!r}, "w").write(str(child.pid))
-        print("started", flush=True)
-        time.sleep(120)
-    """)
-    spec = _spec(failing=failing, timeout=5)
-    env = reproduce.environment(fake_torch)
-    result = reproduce.reproduce_one(enc.pages[ENTRY], spec, index, fake_torch, env)
+    marker = f"limit-{os.getpid()}-{time.monotonic_ns()}"
+    spec = _spec(failing=ESCAPE.format(marker=marker, tail="time.sleep(120)"), timeout=5)
+    env = reproduce.environment(box)
+    result = reproduce.reproduce_one(enc.pages[ENTRY], spec, index, box, env)
     assert result.failing.exit_code is None
     assert result.failing.output == "started"
     assert 5 <= result.failing.seconds < 30
     assert "past its 5 s limit" in result.problems[0]
-    # The grandchild was killed with the script's session: gone, or a zombie nobody reaped yet.
-    stat = Path(f"/proc/{int(pid_file.read_text())}/stat")
-    deadline = time.monotonic() + 5
-    while _state(stat) not in (None, "Z"):
-        assert time.monotonic() < deadline, "the script's child outlived its time limit"
-        time.sleep(0.1)
+    _wait_gone(marker)
+
+
+def test_nothing_a_script_started_survives_it(box: sandbox.Box) -> None:
+    marker = f"exit-{os.getpid()}-{time.monotonic_ns()}"
+    start = time.monotonic()
+    run, _ = reproduce.run_script(box, ESCAPE.format(marker=marker, tail=""), _spec())
+    # It returns when the script exits, not when the daemon holding its output does.
+    assert run.exit_code == 0 and run.output == "started"
+    assert time.monotonic() - start < 20
+    _wait_gone(marker)
 
 
 def test_output_is_text_a_page_can_show() -> None:
@@ -148,9 +195,9 @@ def test_output_is_text_a_page_can_show() -> None:
     assert reproduce.clean_output(raw) == "bold and \ufffd\nnext\\x07 line\tend\n"
 
 
-def test_the_end_of_a_long_output_is_kept(fake_torch: str) -> None:
+def test_the_end_of_a_long_output_is_kept(box: sandbox.Box) -> None:
     code = "for i in range(100):\n    print('line', i)\n"
-    run, whole = reproduce.run_script(fake_torch, code, _spec())
+    run, whole = reproduce.run_script(box, code, _spec())
     assert whole.count("\n") == 100
     assert run.cut_lines == 100 - reproduce.KEPT_LINES
     assert run.output.splitlines()[0] == f"line {100 - reproduce.KEPT_LINES}"
@@ -277,3 +324,100 @@ def test_cli_refuses_what_it_cannot_run(tmp_path: Path) -> None:
     assert no_torch.exit_code == 2 and "cannot import torch" in no_torch.output
     missing = CliRunner().invoke(main, ["reproduce", ENTRY, "--python", str(tmp_path / "py")])
     assert missing.exit_code == 2 and "no Python at" in missing.output
+
+
+def _boxed(box: sandbox.Box, code: str) -> str:
+    run, whole = reproduce.run_script(box, code, _spec())
+    assert run.exit_code == 0, whole
+    return whole
+
+
+def test_a_script_sees_no_secret_of_the_runner(
+    box: sandbox.Box, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_TOKEN", "hf_runner_secret_0123456789")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "aws-runner-secret-9876543210")
+    output = _boxed(box, "import os\nprint(sorted(os.environ.items()))\n")
+    assert "HF_TOKEN" not in output and "runner_secret" not in output
+    assert "AWS_SECRET" not in output and "runner-secret" not in output
+    assert "'HOME', '/tmp/home'" in output
+
+
+def test_a_runner_value_printed_by_chance_is_withheld(
+    box: sandbox.Box, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CI_JOB_TOKEN", "glcbt-0123456789abcdef")
+    assert _boxed(box, "print('token: glcbt-0123456789abcdef')\n") == "token: [withheld]\n"
+
+
+def test_a_script_cannot_read_the_checkout_or_the_runners_files(
+    box: sandbox.Box, tmp_path: Path
+) -> None:
+    private = tmp_path / "private.txt"
+    private.write_text("runner's file")
+    code = textwrap.dedent(f"""
+        import os
+        for path in [{str(ROOT / "README.md")!r}, {str(private)!r}, os.path.expanduser("~/.netrc")]:
+            try:
+                open(path).read()
+                print("read", path)
+            except OSError as err:
+                print("refused", type(err).__name__)
+        print("cwd", os.getcwd(), "home", os.listdir(os.path.expanduser("~")))
+    """)
+    output = _boxed(box, code)
+    assert "read " not in output
+    assert output.count("refused") == 3
+    assert "cwd /tmp/work home []" in output
+
+
+def test_a_script_writes_only_inside_its_box(box: sandbox.Box, tmp_path: Path) -> None:
+    targets = [tmp_path / "planted", ROOT / "planted-by-a-reproducer", Path("/etc/planted")]
+    code = textwrap.dedent(f"""
+        for path in {[str(t) for t in targets]!r}:
+            try:
+                open(path, "w").write("x")
+                print("wrote", path)
+            except OSError as err:
+                print("refused", type(err).__name__)
+        open("in-its-folder.txt", "w").write("fine")
+    """)
+    _boxed(box, code)
+    assert not any(t.exists() for t in targets)
+
+
+def test_a_script_has_no_network(box: sandbox.Box) -> None:
+    import socket
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        server.settimeout(0.5)
+        port = server.getsockname()[1]
+        code = textwrap.dedent(f"""
+            import socket
+            try:
+                socket.create_connection(("127.0.0.1", {port}), timeout=3)
+                print("connected")
+            except OSError as err:
+                print("refused", type(err).__name__)
+        """)
+        output = _boxed(box, code)
+        assert "refused" in output and "connected" not in output
+        with pytest.raises(TimeoutError):
+            server.accept()
+
+
+def test_a_flood_of_output_is_held_to_a_bound(box: sandbox.Box) -> None:
+    code = "import sys\nfor i in range(400_000):\n    sys.stdout.write(f'{i:050d}\\n')\n"
+    outcome = box.run([box.python, "-c", code], 60)
+    assert outcome.exit_code == 0
+    assert len(outcome.output) == sandbox.CAPTURE_BYTES
+    assert outcome.output.endswith(b"%050d\n" % 399_999)
+
+
+def test_the_box_never_covers_the_system(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir("/")
+    hidden = sandbox.hidden_folders([Path("/usr"), Path("/"), tmp_path])
+    assert "/" not in hidden and "/usr" not in hidden
+    assert "/tmp" in hidden and str(tmp_path.resolve()) in hidden
