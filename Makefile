@@ -9,7 +9,7 @@ STAMP = $(VENV)/.installed-test
 # MkDocs and Material print a notice about their future on every run: not the reader's concern.
 export NO_MKDOCS_2_WARNING = 1
 
-.PHONY: serve test lint build check new bench bench-build bench-search recall reproduce clean
+.PHONY: serve test lint build check verify new bench bench-build bench-search recall reproduce clean
 
 $(SERVE_STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,10 @@ build: $(SERVE_STAMP)
 
 check: $(SERVE_STAMP)
 	$(BIN)/encyclopedia check
+
+# Against the package index (cached in ~/.cache/encyclopedia): signature sources, versions, pins.
+verify: $(SERVE_STAMP)
+	$(BIN)/encyclopedia verify
 
 # make new ID=nccl-ib-timeout CATEGORY=distributed [TITLE="NCCL InfiniBand timeout"]
 new: $(STAMP)

@@ -18,15 +18,17 @@ from . import (
     exports,
     fulltext,
     ranklogs,
+    releases,
     reproduce,
     reproduced,
     runwrap,
     sources,
     terminal,
     tree,
+    verify,
 )
 from .finish import finish_site
-from .load import CATEGORY_FILE
+from .load import CATEGORY_FILE, load_all
 from .model import is_slug
 from .pipeline import build_encyclopedia, build_site
 from .problems import EntryError, Problem
@@ -34,9 +36,11 @@ from .render import TEMPLATES
 from .text import paragraphs, refused_character, visible
 from .validate import did_you_mean
 
-# Exit codes: 0 clean, 1 problems found, 2 usage errors (click's own code for bad usage).
+# Exit codes: 0 clean, 1 problems found, 2 usage errors (click's own code for bad usage),
+# 3 the package index could not be asked (verify) and the cache did not hold the answer.
 PROBLEMS = 1
 USAGE = 2
+UNREACHABLE = 3
 
 
 def _entries_dir(value: str | None) -> Path:
@@ -117,8 +121,79 @@ def check(paths: tuple[Path, ...], entries_dir: str | None, fmt: str) -> None:
     if fmt == "json":
         click.echo("[]")
     elif fmt == "text":
+        _length_notes(root, wanted)
         what = f"{len(paths)} file(s)" if paths else "every entry"
         click.echo(f"checked {what}: no problems.", err=True)
+
+
+def _length_notes(root: Path, wanted: set[str]) -> None:
+    """Length warnings: each one for the files named, a count for the whole folder."""
+    from .rules import length_warnings
+
+    found = [w for e in load_all(root).entries for w in length_warnings(e)]
+    if wanted:
+        for w in found:
+            if w.path in wanted:
+                click.echo(f"{w.path}:{w.line}:{w.col}: warning: {w.message}; {w.fix}", err=True)
+    elif found:
+        files = len({w.path for w in found})
+        click.echo(
+            f"{len(found)} length warning(s) in {files} entries; name a file to see its own",
+            err=True,
+        )
+
+
+@main.command("verify")
+@click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
+@click.option("--offline", is_flag=True, help="Read only the cache; never ask the index.")
+@click.option(
+    "--requirements",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("scripts/reproduce-requirements.txt"),
+    show_default=True,
+    help="The reproducers' pins, checked too (skipped when the file is missing).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "github", "json"]),
+    default="text",
+    show_default=True,
+    help="How to print problems.",
+)
+def verify_command(entries_dir: str | None, offline: bool, requirements: Path, fmt: str) -> None:
+    """Check against the package index what it can prove: each signature's `source` release
+    holds its text, each version `applies_to` names is a release, each reproducer pin exists.
+    Downloads are cached (see generator/releases.py); exits 3 when the index cannot be reached
+    and the cache lacks the answer."""
+    root = _entries_dir(entries_dir)
+    try:
+        build_encyclopedia(root)  # what check finds first: verify reads valid entries
+    except EntryError as err:
+        _emit(err.problems, fmt)
+        sys.exit(PROBLEMS)
+    index = releases.PackageIndex(offline=offline)
+    loaded = load_all(root).entries
+    try:
+        problems = verify.verify(loaded, index, requirements)
+    except releases.IndexUnreachable as err:
+        click.echo(
+            f"encyclopedia verify: {err}; connect to the package index, or fill the cache "
+            f"({index.root}) on a machine that can",
+            err=True,
+        )
+        sys.exit(UNREACHABLE)
+    if problems:
+        _emit(sorted(problems), fmt)
+        if fmt == "text":
+            click.echo(f"{len(problems)} problem(s) found.", err=True)
+        sys.exit(PROBLEMS)
+    if fmt == "json":
+        click.echo("[]")
+    elif fmt == "text":
+        click.echo(
+            f"verified {len(loaded)} entries against the package index: no problems.", err=True
+        )
 
 
 def _shown(path: Path, root: Path) -> str:

@@ -104,6 +104,28 @@ class Record(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class SignatureSource(Record):
+    """Where a signature's text is printed from: one file of one release on the package index,
+    which `encyclopedia verify` downloads and reads."""
+
+    package: Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")] = Field(
+        description="The package's name on the index, e.g. `transformers`."
+    )
+    version: Annotated[StrictStr, Field(pattern=r"^[0-9][0-9A-Za-z.+!-]*$")] = Field(
+        description="A release of it, e.g. `4.57.6`."
+    )
+    file: Annotated[
+        StrictStr, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_./+-]*$", max_length=200)
+    ] = Field(
+        description="The file in that release's wheel or sdist, e.g. `transformers/trainer.py`."
+    )
+    platform: Annotated[StrictStr, Field(pattern=r"^[a-z0-9_]+$")] | None = Field(
+        default=None,
+        description="The wheel of another platform, as pip names it (e.g. `macosx_11_0_arm64`), "
+        "for text only that build holds; default: this machine's wheel, else the sdist.",
+    )
+
+
 class Signature(Record):
     text: Annotated[Verbatim, Field(max_length=300)] = Field(
         description="Error text copied from real output; `*` matches any run of characters."
@@ -118,6 +140,10 @@ class Signature(Record):
     when: Annotated[StrictStr, Field(max_length=100)] | None = Field(
         default=None,
         description="Matches only when this holds between captured sizes, e.g. `free < requested`.",
+    )
+    source: SignatureSource | None = Field(
+        default=None,
+        description="Where the text comes from, for a primary signature that no example log holds.",
     )
 
     @property

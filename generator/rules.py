@@ -12,7 +12,7 @@ from urllib.parse import parse_qsl, urlsplit
 from .diagnose import compiled, normalise, pieces
 from .load import Loaded
 from .model import Entry, Signature
-from .pattern import PLACEHOLDER, PLACEHOLDER_LIKE, literal_view, parse_condition
+from .pattern import PLACEHOLDER, PLACEHOLDER_LIKE, literal_view, match, parse_condition
 from .problems import Problem
 from .text import PLACEHOLDERS, plain_parts
 
@@ -214,6 +214,67 @@ def signatures(loaded: Loaded) -> list[Problem]:
         elif when := _when_problem(sig):
             problems.append(_at(loaded, (*path, "when"), *when))
     return problems
+
+
+def unproven_signatures(loaded: Loaded) -> list[Problem]:
+    """A primary signature must be provable: an example log of the entry holds it, or it names
+    the release file it is printed from (`source`, which `encyclopedia verify` confirms)."""
+    logs = [normalise(example.log) for example in loaded.entry.examples]
+    problems = []
+    for path, sig in all_signatures(loaded.entry):
+        if sig.context or sig.source is not None:
+            continue
+        if not any(match(compiled(sig.text), log) is not None for log in logs):
+            problems.append(
+                _at(
+                    loaded,
+                    path,
+                    "no example log holds this signature and it names no `source`",
+                    "add the real log it came from to `examples` (with its thread), or give "
+                    "`source: {package, version, file}` where the library prints it",
+                )
+            )
+    return problems
+
+
+# A reader at 3 am reads the summary whole and the prose in one sitting: past these, warn.
+SUMMARY_WORDS = 80
+PROSE_WORDS = 700
+
+
+def prose_words(entry: Entry) -> int:
+    """The words of an entry's prose sections: what a reader reads besides code and logs."""
+    texts = [entry.description, entry.mechanism, entry.root_cause, entry.fix.summary]
+    texts += [*entry.observe, *entry.confirm, *entry.fix.steps, *entry.prevention]
+    texts += [q.a for q in entry.faq] + [s.cause for s in entry.symptoms]
+    texts += [entry.production or ""] + [c.why for c in entry.fix.code]
+    return sum(len(text.split()) for text in texts)
+
+
+def length_warnings(loaded: Loaded) -> list[Problem]:
+    """Warnings, not problems: a long summary or long prose (say each thing once)."""
+    warnings = []
+    summary = len(loaded.entry.summary.split())
+    if summary > SUMMARY_WORDS:
+        warnings.append(
+            _at(
+                loaded,
+                ("summary",),
+                f"the summary is {summary} words",
+                f"keep it to about {SUMMARY_WORDS}: the cause and the fix, details below",
+            )
+        )
+    prose = prose_words(loaded.entry)
+    if prose > PROSE_WORDS:
+        warnings.append(
+            _at(
+                loaded,
+                ("description",),
+                f"the prose sections are {prose} words together",
+                f"aim for about {PROSE_WORDS}: say each thing once, where it belongs",
+            )
+        )
+    return warnings
 
 
 def shared_signatures(entries: Sequence[Loaded]) -> list[Problem]:
