@@ -230,13 +230,19 @@ def export(out_dir: Path, entries_dir: str | None, base_url: str) -> None:
 
 def _asset_files(assets: Path) -> dict[str, bytes]:
     """The hand-written pages and static files, by path inside the folder (dotfiles left out,
-    as builders leave them out)."""
-    return {
-        path.relative_to(assets).as_posix(): path.read_bytes()
-        for path in sorted(assets.rglob("*"))
-        if path.is_file()
-        and not any(part.startswith(".") for part in path.relative_to(assets).parts)
-    }
+    as builders leave them out). A link is refused, not followed: it would publish its target."""
+    files: dict[str, bytes] = {}
+    for path in sorted(assets.rglob("*")):
+        rel = path.relative_to(assets)
+        if any(part.startswith(".") for part in rel.parts):
+            continue
+        if path.is_symlink():
+            raise click.UsageError(
+                f"{path} is a link: the site would publish what it points to; copy the file in"
+            )
+        if path.is_file():
+            files[rel.as_posix()] = path.read_bytes()
+    return files
 
 
 @main.command()
@@ -304,9 +310,13 @@ def finish(site_dir: Path, entries_dir: str | None, no_full_text: bool) -> None:
         _emit(err.problems, "text")
         sys.exit(PROBLEMS)
     try:
-        count, summary = finish_site(site_dir, enc, full_text=not no_full_text)
+        count, summary, odd = finish_site(site_dir, enc, full_text=not no_full_text)
     except fulltext.FullTextError as err:
         raise click.UsageError(str(err)) from None
+    if odd:
+        _emit(odd, "text")
+        click.echo(f"{len(odd)} problem(s) found; nothing was finished.", err=True)
+        sys.exit(PROBLEMS)
     click.echo(f"{site_dir}: {count} pages finished" + (f"; {summary}" if summary else ""))
 
 

@@ -15,6 +15,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import reserved
 from .model import is_slug
 from .problems import Problem
 from .yamlsource import MAX_BYTES
@@ -93,6 +94,8 @@ def scan(entries_dir: Path) -> Layout:
                         "rename it to lower-case ASCII letters, digits and single hyphens, "
                         "e.g. `memory` (at most 80 characters)",
                     )
+                elif depth == 1 and (taken := reserved.category_problem(item.name)):
+                    problem(path, *taken)
                 elif item.name.endswith((".yaml", ".yml")):
                     problem(
                         path, "is a folder, not an entry file", "move its files out and remove it"

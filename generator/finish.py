@@ -4,11 +4,14 @@ builder made from `encyclopedia render` (Zensical, which runs no MkDocs plugins)
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from . import csp, fulltext, seo
 from .link import Encyclopedia
 from .link import Page as EntryPage
+from .problems import Problem
 
 
 def finish_page(html: str, entry: EntryPage | None, takes_log: bool) -> str:
@@ -22,19 +25,94 @@ def finish_page(html: str, entry: EntryPage | None, takes_log: bool) -> str:
 DIAGNOSE_BOX = '<div class="enc-diagnose"'
 
 
-def finish_site(site_dir: Path, enc: Encyclopedia, full_text: bool) -> tuple[int, str | None]:
+# A built page is a few hundred KiB; past this a file is not one (a link to /dev/zero, a dump).
+MAX_PAGE_BYTES = 32 * 1024 * 1024
+
+
+def _pages(site_dir: Path) -> tuple[list[Path], list[Problem]]:
+    """The HTML pages under `site_dir`, walked without following a link: a link or a special
+    file named like a page is a problem, never opened."""
+    pages: list[Path] = []
+    problems: list[Problem] = []
+    for folder, dirs, files in os.walk(site_dir, followlinks=False):
+        for name in sorted(files + [d for d in dirs if d.endswith(".html")]):
+            if not name.endswith(".html"):
+                continue
+            path = Path(folder, name)
+            mode = os.lstat(path).st_mode
+            if stat.S_ISREG(mode):
+                pages.append(path)
+                continue
+            kind = (
+                "a link"
+                if stat.S_ISLNK(mode)
+                else "a folder"
+                if stat.S_ISDIR(mode)
+                else "a special file"
+            )
+            problems.append(
+                Problem(
+                    str(path),
+                    1,
+                    1,
+                    f"is {kind}, not a page the builder wrote",
+                    "remove it and rebuild: the site holds only the builder's own files",
+                )
+            )
+    return sorted(pages), problems
+
+
+def _read_page(path: Path) -> tuple[str | None, Problem | None]:
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as page:
+        if not stat.S_ISREG(os.fstat(page.fileno()).st_mode):
+            return None, Problem(str(path), 1, 1, "is not a regular file", "remove it and rebuild")
+        raw = page.read(MAX_PAGE_BYTES + 1)
+    if len(raw) > MAX_PAGE_BYTES:
+        return None, Problem(
+            str(path),
+            1,
+            1,
+            f"is over {MAX_PAGE_BYTES:,} bytes: not a page",
+            "remove it and rebuild",
+        )
+    try:
+        return raw.decode("utf-8"), None
+    except UnicodeDecodeError as err:
+        return None, Problem(
+            str(path), 1, err.start + 1, "is not UTF-8 text", "rebuild it: builders write UTF-8"
+        )
+
+
+def finish_site(
+    site_dir: Path, enc: Encyclopedia, full_text: bool
+) -> tuple[int, str | None, list[Problem]]:
     """Finish every HTML page under `site_dir` (built with directory URLs) and index it with
-    Pagefind; returns the number of pages and Pagefind's summary. A page already finished (it
-    has a policy) is left alone, so running it twice changes nothing."""
+    Pagefind; returns the number of pages, Pagefind's summary and the files that are not pages
+    (reported, left alone; nothing is indexed then). A page already finished (it has a policy)
+    is left alone, so running it twice changes nothing. A page is replaced, never written
+    through: a link planted where a page was cannot send the write outside the site."""
     entries = {p.url + "index.html": p for p in enc.pages.values()}  # directory URLs
-    count = 0
-    for path in sorted(site_dir.rglob("*.html")):
+    pages, problems = _pages(site_dir)
+    read: list[tuple[Path, str]] = []
+    for path in pages:
+        html, problem = _read_page(path)
+        if problem is not None:
+            problems.append(problem)
+        elif html is not None and '<meta http-equiv="Content-Security-Policy"' not in html:
+            read.append((path, html))
+    if problems:
+        return 0, None, problems
+    for path, html in read:
         rel = path.relative_to(site_dir).as_posix()
-        html = path.read_text(encoding="utf-8")
-        if '<meta http-equiv="Content-Security-Policy"' in html:
-            continue
         takes_log = DIAGNOSE_BOX in html  # contributor text never holds it unescaped
-        path.write_text(finish_page(html, entries.get(rel), takes_log), encoding="utf-8")
-        count += 1
+        html = finish_page(html, entries.get(rel), takes_log)
+        part = path.with_name(f".{path.name}.part")
+        if os.path.lexists(part):
+            os.unlink(part)
+        fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(html)
+        os.replace(part, path)
     summary = fulltext.index_site(site_dir) if full_text else None
-    return count, summary
+    return len(read), summary, []

@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from . import rules
+from . import reserved, rules
 from .load import Draft, Loaded, LoadedCategory, LoadedTags
 from .model import SEVERITIES, Category, Entry, Related, is_slug
 from .problems import Problem
@@ -126,6 +126,8 @@ def _check_ids(entries: Sequence[Loaded]) -> list[Problem]:
     problems: list[Problem] = []
     first: dict[str, Loaded] = {}
     for loaded in entries:
+        if taken := reserved.entry_name_problem(loaded.id, "id"):
+            problems.append(Problem(loaded.path, 1, 1, *taken))
         if loaded.id in first:
             problems.append(
                 Problem(
@@ -142,7 +144,9 @@ def _check_ids(entries: Sequence[Loaded]) -> list[Problem]:
     for loaded in entries:
         for i, alias in enumerate(loaded.entry.aliases):
             line, col = _pos(loaded, "aliases", i)
-            if alias in first:
+            if taken := reserved.entry_name_problem(alias, "alias"):
+                problems.append(Problem(loaded.path, line, col, *taken))
+            elif alias in first:
                 problems.append(
                     Problem(
                         loaded.path,

@@ -42,8 +42,9 @@ GENERIC_SIGNATURES = {
     "segmentation fault",
     "core dumped",
 }
-# Fields not checked for placeholder words: code (a `# TODO` comment can be real) and URLs
-# (checked on their own in `references`).
+# Fields not checked for placeholder words: code (a `# TODO` comment can be real), logs (people
+# redact paths as `XXX` in what they post, and a log is copied as posted) and URLs (checked on
+# their own in `references`).
 SEARCH_HOSTS = re.compile(r"(^|\.)(google|bing|duckduckgo|yahoo|baidu|yandex)\.[a-z.]+$")
 # Regular-expression syntax in a signature: the contributor expected a regex, but signatures are
 # literal text with `*` wildcards (which is what keeps matching linear).
@@ -58,7 +59,7 @@ def _strings(
         yield path, data
     elif isinstance(data, dict):
         for key, value in data.items():
-            skip = key in ("url", "source") or (key == "code" and isinstance(value, str))
+            skip = key in ("url", "source") or (key in ("code", "log") and isinstance(value, str))
             if not skip:
                 yield from _strings(value, (*path, key))
     elif isinstance(data, list):

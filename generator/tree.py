@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -45,9 +46,44 @@ def _previous(folder: Path) -> set[str]:
     return {str(_checked(p)) for p in listed}
 
 
+def _odd(folder: Path, path: str) -> str | None:
+    """Why `path` inside `folder` is not ours to write: a link or a special file on the way to
+    it or at it. Nothing is followed: a link planted in the folder (a pull request can commit
+    one) would send the write, or a delete, outside it."""
+    current = folder
+    parts = PurePosixPath(path).parts
+    for n, part in enumerate(parts):
+        current = current / part
+        try:
+            mode = os.lstat(current).st_mode
+        except FileNotFoundError:
+            return None  # the rest is made by this command
+        last = n == len(parts) - 1
+        if stat.S_ISLNK(mode):
+            return f"{current} is a link; nothing here follows one: remove it"
+        if not last and not stat.S_ISDIR(mode):
+            return f"{current} is not a folder; move it away"
+        if last and not stat.S_ISREG(mode):
+            return f"{current} is not a regular file; remove it"
+    return None
+
+
+def _write_new(target: Path, content: bytes) -> None:
+    """Write beside `target` and rename over it, never through a link."""
+    part = target.with_name(f".{target.name}.part")
+    if os.path.lexists(part):
+        os.unlink(part)  # a leftover, or a planted link: the link goes, not what it points to
+    fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "wb") as out:
+        out.write(content)
+    os.replace(part, target)
+
+
 def write_tree(folder: Path, files: Mapping[str, bytes]) -> Written:
     """Make `folder` hold exactly `files` (path -> bytes) plus whatever else it held that no
-    earlier run wrote. A folder that has content but no manifest is refused: it is somebody's."""
+    earlier run wrote. A folder that has content but no manifest is refused: it is somebody's.
+    So is a file this command did not write, a link or a special file where it would write or
+    delete: every such problem is reported before anything is written."""
     for path in files:
         _checked(path)
     if folder.exists() and any(folder.iterdir()) and not (folder / MANIFEST).is_file():
@@ -56,6 +92,15 @@ def write_tree(folder: Path, files: Mapping[str, bytes]) -> Written:
             "this command wrote before"
         )
     previous = _previous(folder)
+    removed = sorted(previous - set(files))
+    problems = [odd for path in [*sorted(files), *removed] if (odd := _odd(folder, path))]
+    for path in sorted(files):
+        if path not in previous and os.path.lexists(folder / path) and not _odd(folder, path):
+            problems.append(
+                f"{folder / path} was not written by this command; move it away or delete it"
+            )
+    if problems:
+        raise TreeError("; ".join(problems))
     folder.mkdir(parents=True, exist_ok=True)
     changed = []
     for path, content in sorted(files.items()):
@@ -63,11 +108,8 @@ def write_tree(folder: Path, files: Mapping[str, bytes]) -> Written:
         if target.is_file() and target.read_bytes() == content:
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        part = target.with_name(f".{target.name}.part")
-        part.write_bytes(content)
-        os.replace(part, target)
+        _write_new(target, content)
         changed.append(path)
-    removed = sorted(previous - set(files))
     for path in removed:
         target = folder / path
         if target.is_file():
@@ -78,5 +120,5 @@ def write_tree(folder: Path, files: Mapping[str, bytes]) -> Written:
             parent.rmdir()
     manifest = json.dumps({"files": sorted(files)}, indent=0) + "\n"
     if previous != set(files) or not (folder / MANIFEST).is_file():
-        (folder / MANIFEST).write_text(manifest, encoding="utf-8")
+        _write_new(folder / MANIFEST, manifest.encode())
     return Written(tuple(changed), tuple(removed), len(files) - len(changed))

@@ -135,3 +135,27 @@ def test_the_suggested_block_header_fixes_an_indented_first_line(
     materialise(files, tmp_path)
     code, lines, output = check(Path("entries"))
     assert code == 0, output
+
+
+def test_placeholder_words_in_a_posted_log_are_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """People redact paths as `XXX` in what they post, and a log is copied as posted: the
+    placeholder rule reads prose, not logs (nor code)."""
+    monkeypatch.chdir(tmp_path)
+    files = dict(DEFAULT_FILES)
+    base = (CASES / "_valid.yaml").read_bytes()
+    log = (
+        b"examples:\n"
+        b"  - source: https://github.com/pytorch/pytorch/issues/1\n"
+        b"    log: |\n"
+        b'      File "/home/XXX/train.py", line 3, in <module>\n'
+        b"      base entry ran out of memory while allocating 2 GiB\n"
+    )
+    files["entries/memory/case.yaml"] = base.replace(b"references:\n", log + b"references:\n")
+    materialise(files, tmp_path)
+    code, lines, output = check(Path("entries"))
+    assert (code, lines) == (0, []), output
+    files["entries/memory/case.yaml"] = base.replace(b"It is valid.", b"XXX explain it.")
+    materialise(files, tmp_path)
+    assert check(Path("entries"))[0] == 1

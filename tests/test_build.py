@@ -252,3 +252,13 @@ def test_a_build_leaves_no_spooled_files_behind(tmp_path: Path) -> None:
     (broken / "memory" / "alpha-oom.yaml").write_text("title: Broken\nseverity: huge\n")
     assert run_build(broken, tmp_path / "site2", extra_env=env).returncode == 1
     assert list(spool_root.iterdir()) == []
+
+
+def test_every_top_level_name_of_the_site_is_reserved(fixture_site: Path) -> None:
+    """A category folder named like one of the site's own paths would replace it: the reserved
+    list must hold every top-level name a build writes besides the category folders."""
+    from generator.reserved import TOP_LEVEL
+
+    categories = {p.name for p in FIXTURE_ENTRIES.iterdir() if p.is_dir()}
+    names = {p.name.split(".")[0] for p in fixture_site.iterdir()} - categories
+    assert names <= TOP_LEVEL, names - TOP_LEVEL

@@ -72,6 +72,60 @@ def test_write_tree_refuses_somebody_elses_folder(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.md"]
 
 
+# A folder this command wrote before (a.md, d/b.md), then something planted in it: a link to a
+# folder or file outside, a file it did not write, a FIFO. Each is refused before any write.
+PLANTED = [
+    # (case, how to plant it, the files of the next run, the problem)
+    (
+        "linked-subfolder",
+        lambda f, o: (shutil.rmtree(f / "d"), (f / "d").symlink_to(o)),
+        {"a.md": b"A", "d/b.md": b"NEW"},
+        "d is a link",
+    ),
+    (
+        "delete-through-link",
+        lambda f, o: (shutil.rmtree(f / "d"), (f / "d").symlink_to(o)),
+        {"a.md": b"A"},
+        "d is a link",
+    ),
+    (
+        "file-linked-outside",
+        lambda f, o: ((f / "a.md").unlink(), (f / "a.md").symlink_to(o / "b.md")),
+        {"a.md": b"NEW", "d/b.md": b"B"},
+        "a.md is a link",
+    ),
+    (
+        "not-written-by-it",
+        lambda f, o: (f / "c.md").write_text("somebody's"),
+        {"a.md": b"A", "d/b.md": b"B", "c.md": b"NEW"},
+        "c.md was not written by this command",
+    ),
+    (
+        "fifo-named-like-a-page",
+        lambda f, o: ((f / "a.md").unlink(), os.mkfifo(f / "a.md")),
+        {"a.md": b"NEW", "d/b.md": b"B"},
+        "a.md is not a regular file",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("plant", "after", "problem"), [c[1:] for c in PLANTED], ids=[c[0] for c in PLANTED]
+)
+def test_write_tree_never_writes_or_deletes_through_what_was_planted(
+    tmp_path: Path, plant: object, after: dict[str, bytes], problem: str
+) -> None:
+    folder, outside = tmp_path / "out", tmp_path / "outside"
+    outside.mkdir()
+    (outside / "b.md").write_text("outside, not ours")
+    tree.write_tree(folder, {"a.md": b"A", "d/b.md": b"B"})
+    plant(folder, outside)  # type: ignore[operator]
+    with pytest.raises(tree.TreeError, match=problem):
+        tree.write_tree(folder, after)
+    assert (outside / "b.md").read_text() == "outside, not ours"
+    assert sorted(p.name for p in outside.iterdir()) == ["b.md"]
+
+
 def _render(out: Path, entries: Path) -> str:
     result = CliRunner().invoke(
         main, ["render", str(out), "--entries", str(entries), "--assets", str(ROOT / "site_assets")]
@@ -165,3 +219,57 @@ def test_mkdocs_builds_the_same_entry_pages(tmp_path: Path) -> None:
     done = run_build(ROOT / "entries", tmp_path / "site")
     assert done.returncode == 0, done.stderr
     _entry_pages_exist(tmp_path / "site")
+
+
+ODD_PAGES = [
+    # (case, how to plant it in a site, the problem)
+    (
+        "link-to-a-page-outside",
+        lambda s, o: (s / "x.html").symlink_to(o / "page.html"),
+        "is a link",
+    ),
+    ("fifo-named-like-a-page", lambda s, o: os.mkfifo(s / "x.html"), "is a special file"),
+    ("link-to-dev-zero", lambda s, o: (s / "x.html").symlink_to("/dev/zero"), "is a link"),
+    ("not-utf-8", lambda s, o: (s / "x.html").write_bytes(b"<html>\xff\xfe</html>"), "not UTF-8"),
+    ("folder-named-like-a-page", lambda s, o: (s / "x.html").mkdir(), "is a folder"),
+]
+
+
+@pytest.mark.parametrize(
+    ("plant", "problem"), [c[1:] for c in ODD_PAGES], ids=[c[0] for c in ODD_PAGES]
+)
+def test_finish_reports_what_is_not_a_page_and_changes_nothing(
+    tmp_path: Path, plant: object, problem: str
+) -> None:
+    from generator.finish import finish_site
+    from generator.pipeline import build_encyclopedia
+    from tests.conftest import FIXTURE_ENTRIES
+
+    site, outside = tmp_path / "site", tmp_path / "outside"
+    site.mkdir()
+    outside.mkdir()
+    (outside / "page.html").write_text("<html><head></head><body>outside</body></html>")
+    (site / "index.html").write_text("<html><head></head><body>home</body></html>")
+    plant(site, outside)  # type: ignore[operator]
+    count, summary, problems = finish_site(site, build_encyclopedia(FIXTURE_ENTRIES), False)
+    assert (count, summary) == (0, None)
+    assert [p.path for p in problems] == [str(site / "x.html")] and problem in problems[0].message
+    assert "Content-Security-Policy" not in (site / "index.html").read_text()
+    assert (outside / "page.html").read_text().endswith("outside</body></html>")
+
+
+def test_render_refuses_a_link_among_the_assets(tmp_path: Path) -> None:
+    from tests.conftest import FIXTURE_ENTRIES
+
+    assets = tmp_path / "assets"
+    shutil.copytree(ROOT / "site_assets", assets)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not for the site")
+    (assets / "css" / "secret.css").symlink_to(secret)
+    out = tmp_path / "rendered"
+    result = CliRunner().invoke(
+        main, ["render", str(out), "--entries", str(FIXTURE_ENTRIES), "--assets", str(assets)]
+    )
+    assert result.exit_code == 2
+    assert "secret.css is a link: the site would publish what it points to" in result.output
+    assert not out.exists()
