@@ -503,6 +503,8 @@ def diagnose_command(
         combined = ranklogs.Combined(ranklogs.rank_logs(log))
         result = diagnose.diagnose(index, combined, top)  # type: ignore[arg-type]
         locate = combined.locate
+        for path, why in combined.unreadable:  # one bad file is a line, not the end
+            click.echo(f"{path}:1:1: cannot read it ({why}); left out of the diagnosis", err=True)
     else:
         with log.open("rb") as handle:
             result = diagnose.diagnose(index, handle, top)

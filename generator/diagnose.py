@@ -44,10 +44,10 @@ _ANSI = re.compile(
     rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n\r]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]"
 )
 _SPACES = re.compile(r"[ \t\f\v]+")
-_RANK = re.compile(r"^ ?\[(?:rank ?|default)([0-9]+)\]:")
+_RANK = re.compile(r"^ ?\[(?:rank ?|default)([0-9]{1,9})\]:")  # a rank fits in 9 digits
 _ROOT_CAUSE = "root cause (first observed failure)"
 _ROOT_WORD = "observed"  # every line holding _ROOT_CAUSE holds this word, whatever its spacing
-_ROOT_RANK = re.compile(r"^ ?rank ?: ?([0-9]+)")
+_ROOT_RANK = re.compile(r"^ ?rank ?: ?([0-9]{1,9})(?![0-9])")
 _LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 # The same on bytes: much faster than str.translate on text that is not ASCII.
 _LOWER_BYTES = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", b"abcdefghijklmnopqrstuvwxyz")

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from .diagnose import SEGMENT_BYTES
 
-_PREFIXED = re.compile(rb"^ ?\[(?:rank ?|default)[0-9]+\]:")
-_NUMBER = re.compile(r"([0-9]+)(?!.*[0-9])")
+_PREFIXED = re.compile(rb"^ ?\[(?:rank ?|default)[0-9]{1,9}\]:")
+_NUMBER = re.compile(r"(?<![0-9])([0-9]{1,9})(?!.*[0-9])")  # the last number, if rank-sized
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,7 @@ class Combined(io.RawIOBase):
     def __init__(self, logs: list[RankLog]) -> None:
         self.logs = logs
         self.starts: list[int] = []  # the combined line number each file starts at
+        self.unreadable: list[tuple[Path, str]] = []  # files skipped, with why
         self._lines = self._generate()
         self._pending = b""
 
@@ -48,7 +49,12 @@ class Combined(io.RawIOBase):
         for log in self.logs:
             self.starts.append(line)
             prefix = f"[rank{log.rank}]: ".encode() if log.rank is not None else b""
-            with log.path.open("rb") as handle:
+            try:
+                handle = log.path.open("rb")
+            except OSError as err:
+                self.unreadable.append((log.path, err.strerror or str(err)))
+                continue
+            with handle:
                 at_start = True
                 while True:
                     chunk = handle.readline(SEGMENT_BYTES)

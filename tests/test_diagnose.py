@@ -159,3 +159,26 @@ def test_javascript_matcher_passes_the_same_vectors(tmp_path: Path) -> None:
     for name, case in cases.items():
         python = diagnose.diagnose(INDEX, io.BytesIO(case["log"].encode("utf-8"))).to_json()
         assert results[name] == python, name
+
+
+def test_an_unreadable_rank_log_is_a_line_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One rank's log that cannot be opened (gone, no permission) is left out and said so; the
+    others are still diagnosed."""
+    from generator import ranklogs
+
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    (folder / "rank0.log").write_text(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+    )
+    real = ranklogs.rank_logs
+    gone = ranklogs.RankLog(folder / "rank1.log", 1)  # listed, then gone before it is read
+    monkeypatch.setattr(ranklogs, "rank_logs", lambda f: [*real(f), gone])
+    result = CliRunner().invoke(main, ["diagnose", str(folder), "--color", "never"])
+    assert result.exit_code == 0, result.output
+    assert (
+        f"{folder / 'rank1.log'}:1:1: cannot read it (No such file or directory)" in result.output
+    )
+    assert "Traceback" not in result.output

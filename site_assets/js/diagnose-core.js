@@ -12,8 +12,8 @@ function DiagnoseCoreFactory() {
   var ROOT_WORD = "observed";
   var ANSI = /\x1b\[[0-9;?]*[ -\/]*[@-~]|\x1b\][^\x07\x1b\n\r]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]/g;
   var SPACES = /[ \t\f\v]+/g;
-  var RANK = /^ ?\[(?:rank ?|default)(\d+)\]:/;
-  var ROOT_RANK = /^ ?rank ?: ?(\d+)/;
+  var RANK = /^ ?\[(?:rank ?|default)([0-9]{1,9})\]:/;  // a rank fits in 9 digits
+  var ROOT_RANK = /^ ?rank ?: ?([0-9]{1,9})(?![0-9])/;
   var EDGE_SPACES = /^[ \t\f\v]+|[ \t\f\v]+$/g;
 
   function asciiLower(text) {
