@@ -535,11 +535,17 @@ def run_command(
     try:
         finished = runwrap.run(list(command), index, sys.stdout.buffer, sys.stderr.buffer)
     except OSError as err:
-        raise click.UsageError(f"cannot run `{command[0]}`: {err.strerror}") from None
-    if finished.status != 0:
+        # As a shell says it: 127 for a command that is not there, 126 for one it cannot run.
+        missing = isinstance(err, FileNotFoundError)
+        click.echo(f"encyclopedia: cannot run `{command[0]}`: {err.strerror}", err=True)
+        sys.exit(127 if missing else 126)
+    if finished.status != 0 and not finished.reader_gone:
         style = terminal.style_for(sys.stderr, color)
-        lines = terminal.diagnosis(finished.result, {r["id"]: r for r in records}, style)
         header = style.paint(f"encyclopedia: {runwrap.describe(finished)}.", "bold")
+        if finished.result is not None:
+            lines = terminal.diagnosis(finished.result, {r["id"]: r for r in records}, style)
+        else:
+            lines = [f"The diagnosis failed ({finished.diagnosis_error}); the output is as it was."]
         click.echo("\n".join(["", header, *lines]), err=True, color=style.colour)
     sys.exit(finished.status)
 
