@@ -217,25 +217,37 @@ def signatures(loaded: Loaded) -> list[Problem]:
     return problems
 
 
-def unproven_signatures(loaded: Loaded) -> list[Problem]:
-    """A primary signature must be provable: an example log of the entry holds it, or it names
-    the release file it is printed from (`source`, which `encyclopedia verify` confirms)."""
-    logs = [normalise(example.log) for example in loaded.entry.examples]
-    problems = []
-    for path, sig in all_signatures(loaded.entry):
-        if sig.context or sig.source is not None:
-            continue
-        if not any(match(compiled(sig.text), log) is not None for log in logs):
-            problems.append(
-                _at(
-                    loaded,
-                    path,
-                    "no example log holds this signature and it names no `source`",
-                    "add the real log it came from to `examples` (with its thread), or give "
-                    "`source: {package, version, file}` where the library prints it",
-                )
-            )
-    return problems
+def unproven_signatures(entries: Sequence[Loaded]) -> list[Problem]:
+    """A primary signature must be provable: an example log of its entry holds it, or it names
+    the release file it is printed from (`source`, which `encyclopedia verify` confirms), or an
+    entry that shares it (they must be related, see `shared_signatures`) proves it so. A
+    signature already reported as malformed or unfilled is not reported twice."""
+    proven: set[str] = set()
+    pending: list[tuple[Loaded, tuple[str | int, ...], str]] = []
+    for loaded in entries:
+        logs = [normalise(example.log) for example in loaded.entry.examples]
+        for path, sig in all_signatures(loaded.entry):
+            malformed = _signature_problem(sig) or _when_problem(sig)
+            if sig.context or malformed or PLACEHOLDERS.search(sig.text):
+                continue
+            key = repr(compiled(sig.text))
+            if sig.source is not None or any(
+                match(compiled(sig.text), log) is not None for log in logs
+            ):
+                proven.add(key)
+            else:
+                pending.append((loaded, path, key))
+    return [
+        _at(
+            loaded,
+            path,
+            "no example log holds this signature and it names no `source`",
+            "add the real log it came from to `examples` (with its thread), or give "
+            "`source: {package, version, file}` where the library prints it",
+        )
+        for loaded, path, key in pending
+        if key not in proven
+    ]
 
 
 # A reader at 3 am reads the summary whole and the prose in one sitting: past these, warn.
@@ -358,4 +370,4 @@ def check(entries: Sequence[Loaded], memo: RuleMemo | None = None) -> list[Probl
     if memo is not None:
         memo.clear()
         memo.update(current)
-    return problems + shared_signatures(entries)
+    return problems + shared_signatures(entries) + unproven_signatures(entries)

@@ -145,10 +145,10 @@ def main() -> int:
     args = parser.parse_args()
     result = load_all(ROOT / "entries")
     wanted: list[Wanted] = []
+    unproven = {(p.path, p.line, p.col) for p in unproven_signatures(result.entries)}
     for loaded in result.entries:
-        unproven = {(p.line, p.col) for p in unproven_signatures(loaded)}
         for sig_path, sig in all_signatures(loaded.entry):
-            if loaded.source.position(sig_path) in unproven:
+            if (loaded.path, *loaded.source.position(sig_path)) in unproven:
                 wanted.append(Wanted(loaded, sig_path, sig.text))
     print(f"{len(wanted)} unproven signatures in {len({w.loaded.id for w in wanted})} entries")
     index = PackageIndex()

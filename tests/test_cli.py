@@ -34,6 +34,9 @@ def fill(text: str) -> str:
     text = text.replace("https://TODO.invalid/TODO", "https://pytorch.org/docs/stable/")
     text = text.replace('"TODO exact error message"', '"gamma exploded while allocating"')
     text = text.replace('"TODO_function_in_traceback"', '"gamma_kernel"')
+    text = text.replace(
+        "    log: |\n      TODO\n", "    log: |\n      gamma exploded while allocating 2 GiB\n"
+    )
     return re.sub(r"TODO[^\n]*", "Filled in with real text.", text)
 
 
