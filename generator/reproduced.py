@@ -56,24 +56,55 @@ def digest(reproduce: Reproduce) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _run(data: dict[str, Any]) -> Run:
-    return Run(data["exit_code"], data["seconds"], data["output"], data.get("cut_lines", 0))
+def _typed(data: Any, name: str, kinds: tuple[type, ...]) -> Any:
+    """`data[name]`, refused unless it is of one of `kinds` (a bool is no number here)."""
+    if not isinstance(data, dict) or name not in data:
+        raise KeyError(name)
+    value = data[name]
+    if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
+        raise TypeError(
+            f"`{name}` is {type(value).__name__}, not {' or '.join(k.__name__ for k in kinds)}"
+        )
+    return value
 
 
-def _record(data: dict[str, Any]) -> Reproduction:
+def _strings(data: Any, name: str) -> tuple[str, ...]:
+    items = _typed(data, name, (list,))
+    if not all(isinstance(item, str) for item in items):
+        raise TypeError(f"`{name}` holds something other than text")
+    return tuple(items)
+
+
+def _run(data: Any) -> Run:
+    cut = data.get("cut_lines", 0) if isinstance(data, dict) else 0
+    if isinstance(cut, bool) or not isinstance(cut, int):
+        raise TypeError("`cut_lines` is not a whole number")
+    return Run(
+        _typed(data, "exit_code", (int, type(None))),
+        _typed(data, "seconds", (int, float)),
+        _typed(data, "output", (str,)),
+        cut,
+    )
+
+
+def _record(data: Any) -> Reproduction:
+    status = _typed(data, "status", (str,))
+    if status not in ("passed", "failed"):
+        raise TypeError(f"`status` is {status!r}, not passed or failed")
+    text = {name: _typed(data, name, (str,)) for name in ("id", "digest", "torch", "python")}
     return Reproduction(
-        id=data["id"],
-        digest=data["digest"],
-        status=data["status"],
-        problems=tuple(data["problems"]),
-        failing=_run(data["failing"]),
-        fixed=_run(data["fixed"]),
-        diagnosed_first=data["diagnosed_first"],
-        signatures=tuple(data["signatures"]),
-        torch=data["torch"],
-        python=data["python"],
-        platform=data["platform"],
-        date=data["date"],
+        id=text["id"],
+        digest=text["digest"],
+        status=status,
+        problems=_strings(data, "problems"),
+        failing=_run(_typed(data, "failing", (dict,))),
+        fixed=_run(_typed(data, "fixed", (dict,))),
+        diagnosed_first=_typed(data, "diagnosed_first", (str, type(None))),
+        signatures=_strings(data, "signatures"),
+        torch=text["torch"],
+        python=text["python"],
+        platform=_typed(data, "platform", (str,)),
+        date=_typed(data, "date", (str,)),
     )
 
 
@@ -93,9 +124,11 @@ def read_results(path: Path) -> tuple[dict[str, Reproduction], list[Problem]]:
         found = data.get("format") if isinstance(data, dict) else None
         return {}, [Problem(str(path), 1, 1, f"results format {found!r}, expected {FORMAT}", fix)]
     try:
-        records = [_record(item) for item in data["reproductions"]]
-    except (KeyError, TypeError) as err:
+        records = [_record(item) for item in _typed(data, "reproductions", (list,))]
+    except KeyError as err:
         return {}, [Problem(str(path), 1, 1, f"a result lacks a field ({err})", fix)]
+    except TypeError as err:
+        return {}, [Problem(str(path), 1, 1, f"a result has a field of the wrong kind: {err}", fix)]
     return {r.id: r for r in records}, []
 
 

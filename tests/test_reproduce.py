@@ -421,3 +421,28 @@ def test_the_box_never_covers_the_system(tmp_path: Path, monkeypatch: pytest.Mon
     hidden = sandbox.hidden_folders([Path("/usr"), Path("/"), tmp_path])
     assert "/" not in hidden and "/usr" not in hidden
     assert "/tmp" in hidden and str(tmp_path.resolve()) in hidden
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("seconds", "fast", "`seconds` is str"),
+        ("exit_code", True, "`exit_code` is bool"),
+        ("problems", "none", "`problems` is str"),
+        ("status", "maybe", "`status` is 'maybe'"),
+    ],
+)
+def test_a_wrongly_typed_results_file_is_a_problem_not_a_crash(
+    tmp_path: Path, field: str, value: object, said: str
+) -> None:
+    import json
+
+    path = tmp_path / "results.json"
+    reproduced.write_results(path, [_result("a")], merge=False)
+    data = json.loads(path.read_text())
+    record = data["reproductions"][0]
+    (record["failing"] if field in ("seconds", "exit_code") else record)[field] = value
+    path.write_text(json.dumps(data))
+    results, problems = reproduced.read_results(path)
+    assert results == {}
+    assert len(problems) == 1 and said in problems[0].message
