@@ -78,6 +78,17 @@ def _emit(problems: list[Problem], fmt: str) -> None:
             click.echo(str(p))
 
 
+# How `check` and `verify` print problems.
+FORMAT_OPTION = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "github", "json"]),
+    default="text",
+    show_default=True,
+    help="How to print problems.",
+)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 def main() -> None:
     """Build, check and query the ML training failure encyclopedia."""
@@ -86,14 +97,7 @@ def main() -> None:
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "github", "json"]),
-    default="text",
-    show_default=True,
-    help="How to print problems.",
-)
+@FORMAT_OPTION
 def check(paths: tuple[Path, ...], entries_dir: str | None, fmt: str) -> None:
     """Validate entries and the links between them: all of them, or only report on PATHS.
 
@@ -113,17 +117,23 @@ def check(paths: tuple[Path, ...], entries_dir: str | None, fmt: str) -> None:
         problems: list[Problem] = []
     except EntryError as err:
         problems = [p for p in err.problems if not wanted or p.path in wanted]
+    if _report(problems, fmt):
+        _length_notes(root, wanted)
+        what = f"{len(paths)} file(s)" if paths else "every entry"
+        click.echo(f"checked {what}: no problems.", err=True)
+
+
+def _report(problems: list[Problem], fmt: str) -> bool:
+    """Print the problems and exit 1, or print the empty JSON list; True when a text summary
+    of success is the caller's to print."""
     if problems:
-        _emit(problems, fmt)
+        _emit(sorted(problems), fmt)
         if fmt == "text":
             click.echo(f"{len(problems)} problem(s) found.", err=True)
         sys.exit(PROBLEMS)
     if fmt == "json":
         click.echo("[]")
-    elif fmt == "text":
-        _length_notes(root, wanted)
-        what = f"{len(paths)} file(s)" if paths else "every entry"
-        click.echo(f"checked {what}: no problems.", err=True)
+    return fmt == "text"
 
 
 def _length_notes(root: Path, wanted: set[str]) -> None:
@@ -153,14 +163,7 @@ def _length_notes(root: Path, wanted: set[str]) -> None:
     show_default=True,
     help="The reproducers' pins, checked too (skipped when the file is missing).",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "github", "json"]),
-    default="text",
-    show_default=True,
-    help="How to print problems.",
-)
+@FORMAT_OPTION
 def verify_command(entries_dir: str | None, offline: bool, requirements: Path, fmt: str) -> None:
     """Check against the package index what it can prove: each signature's `source` release
     holds its text, each version `applies_to` names is a release, each reproducer pin exists.
@@ -183,14 +186,7 @@ def verify_command(entries_dir: str | None, offline: bool, requirements: Path, f
             err=True,
         )
         sys.exit(UNREACHABLE)
-    if problems:
-        _emit(sorted(problems), fmt)
-        if fmt == "text":
-            click.echo(f"{len(problems)} problem(s) found.", err=True)
-        sys.exit(PROBLEMS)
-    if fmt == "json":
-        click.echo("[]")
-    elif fmt == "text":
+    if _report(problems, fmt):
         click.echo(
             f"verified {len(loaded)} entries against the package index: no problems.", err=True
         )
