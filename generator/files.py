@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -155,3 +156,20 @@ def read_regular(path: Path, shown: str) -> tuple[bytes | None, list[Problem]]:
             )
         ]
     return raw, []
+
+
+def linked_files(paths: Iterable[str], root: str) -> list[str]:
+    """The files among `paths` that lie in `root` and are links, or lie in a linked folder
+    there: a builder that copies them would publish what they point to."""
+    real_root = os.path.realpath(root)
+    found = []
+    for path in paths:
+        rel = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
+        if rel.startswith(os.pardir):
+            continue  # not one of the folder's own (the theme's files)
+        parts = rel.split(os.sep)
+        steps = [os.path.join(root, *parts[: n + 1]) for n in range(len(parts))]
+        outside = not os.path.realpath(path).startswith(real_root + os.sep)
+        if outside or any(os.path.islink(step) for step in steps):
+            found.append(path)
+    return found

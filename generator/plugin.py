@@ -20,6 +20,7 @@ from mkdocs.structure.nav import Navigation, Section
 from mkdocs.structure.pages import Page
 
 from . import csp, fulltext
+from .files import linked_files
 from .finish import finish_page
 from .lean import Spool, Stash
 from .link import Encyclopedia
@@ -170,6 +171,12 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
 
     def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
         assert self.encyclopedia is not None, "on_pre_build runs first"
+        linked = linked_files([f.abs_src_path for f in files if f.abs_src_path], config.docs_dir)
+        if linked:  # MkDocs would publish what they point to
+            raise PluginError(
+                f"{linked[0]} is a link: the site would publish what it points to; copy the "
+                f"file in instead ({len(linked)} link(s) in {config.docs_dir}); nothing was built"
+            )
         enc = self.encyclopedia
         self.entry_pages = {p.src_uri: p for p in enc.pages.values()}
         if not self.serving:

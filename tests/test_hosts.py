@@ -273,3 +273,22 @@ def test_render_refuses_a_link_among_the_assets(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "secret.css is a link: the site would publish what it points to" in result.output
     assert not out.exists()
+
+
+def test_the_mkdocs_build_refuses_a_linked_asset(tmp_path: Path) -> None:
+    """The plugin's check (files.linked_files): a link among the docs_dir's files, or a file in
+    a linked folder, would make MkDocs publish its target; theme files outside are not its."""
+    from generator.files import linked_files
+
+    docs, outside = tmp_path / "docs", tmp_path / "outside"
+    (docs / "css").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "secret.txt").write_text("not for the site")
+    (docs / "page.md").write_text("# Page")
+    (docs / "css" / "secret.css").symlink_to(outside / "secret.txt")
+    (docs / "linked").symlink_to(outside, target_is_directory=True)
+    theme = tmp_path / "theme" / "main.html"
+    theme.parent.mkdir()
+    theme.write_text("<html></html>")
+    paths = [docs / "page.md", docs / "css" / "secret.css", docs / "linked" / "secret.txt", theme]
+    assert linked_files([str(p) for p in paths], str(docs)) == [str(p) for p in paths[1:3]]
