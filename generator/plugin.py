@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import html
 import logging
 import subprocess
@@ -195,6 +196,15 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
                 files.append(File.generated(config, name, content=content))
             return files
         self.preview.generated(enc, pages)
+        # A dirty build writes what changed and deletes nothing: a page no longer generated (a
+        # renamed or removed entry) would be served until a restart.
+        for name in set(self.preview.built) - set(generated):
+            gone = Path(File.generated(config, name, content="").abs_dest_path)
+            if gone.is_file() and not gone.is_symlink():
+                gone.unlink()
+                with contextlib.suppress(OSError):  # its folder, when nothing else is in it
+                    gone.parent.rmdir()
+            del self.preview.built[name]
         # A dirty preview rebuilds a generated file only when its content changed; every page
         # when the problem banner appears or goes, since it is on every page.
         everything = bool(self.problems) or self.problems_shown

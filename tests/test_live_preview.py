@@ -133,6 +133,10 @@ def test_dirty_preview_rebuilds_an_edit_to_entries_quickly(tmp_path: Path) -> No
         )
         wait_for(lambda: "Delta brand new" in (fetch(site + "memory/delta-new/") or ""), "new")
         assert log.read_text().count("Documentation built") == 2
+        # A renamed entry's old page goes: a dirty build deletes what is no longer generated.
+        new.rename(entries / "memory" / "delta-renamed.yaml")
+        wait_for(lambda: "Delta brand new" in (fetch(site + "memory/delta-renamed/") or ""), "mv")
+        wait_for(lambda: fetch(site + "memory/delta-new/") is None, "the old page gone")
         assert "Aborted" not in log.read_text()
     finally:
         server.terminate()
