@@ -5,8 +5,11 @@ from __future__ import annotations
 import contextlib
 import html
 import logging
+import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any, Literal
 
@@ -101,6 +104,40 @@ def _watch_often(server: Any, path: str) -> None:
         server.watch(path)
     finally:
         observer._timeout = before  # type: ignore[union-attr]
+
+
+def _want_rebuild(server: Any) -> None:
+    """Ask MkDocs' server for a rebuild, as its own watch callback does (where it can)."""
+    cond = getattr(server, "_rebuild_cond", None)
+    if cond is None:
+        return
+    with cond:
+        server._want_rebuild = True
+        cond.notify_all()
+
+
+def _keep_watching(server: Any, path: str, every: float = 1.0) -> threading.Thread:
+    """A watched folder that goes away (a branch switch, a `git stash`, a move) takes its
+    watch with it: say so, and watch it again when it is back (the next edit rebuilds)."""
+
+    def run() -> None:
+        there = os.path.isdir(path)
+        while True:
+            time.sleep(every)
+            now = os.path.isdir(path)
+            if there and not now:
+                log.warning(f"{path} is gone; the preview watches for it to come back")
+            elif now and not there:
+                with contextlib.suppress(Exception):  # the old watch, whose poller has died
+                    server.unwatch(path)
+                _watch_often(server, path)
+                log.info(f"{path} is back; edits to it rebuild the site again")
+                _want_rebuild(server)  # what came back may differ from what went
+            there = now
+
+    thread = threading.Thread(target=run, name="entries-folder", daemon=True)
+    thread.start()
+    return thread
 
 
 class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-untyped-call]
@@ -358,7 +395,9 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
     def on_serve(self, server: Any, *, config: MkDocsConfig, builder: Any) -> Any:
         if self.dirty:
             server.builder = self.preview.builds.builder(server.builder, self._quick_rebuild)
-        _watch_often(server, str(self._path(config, self.config.entries_dir)))
+        entries = str(self._path(config, self.config.entries_dir))
+        _watch_often(server, entries)
+        _keep_watching(server, entries)
         server.watch(str(TEMPLATES))
         overrides = self._path(config, self.config.overrides_dir)
         if overrides.is_dir():

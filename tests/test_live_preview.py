@@ -141,3 +141,24 @@ def test_dirty_preview_rebuilds_an_edit_to_entries_quickly(tmp_path: Path) -> No
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def test_an_entries_folder_that_goes_and_comes_back_is_watched_again(tmp_path: Path) -> None:
+    """A branch switch or a move takes the folder's watch with it: the preview says so, and
+    when the folder is back an edit shows again."""
+    entries, server, site, log = start_serving(tmp_path, ["--dirty"])
+    url = site + "memory/alpha-oom/"
+    away = tmp_path / "entries-away"
+    try:
+        wait_for(lambda: "Alpha out of memory" in (fetch(url) or ""), "first build")
+        entries.rename(away)
+        wait_for(lambda: "is gone; the preview watches for it" in log.read_text(), "the notice")
+        away.rename(entries)
+        wait_for(lambda: "is back; edits to it rebuild" in log.read_text(), "the return")
+        alpha = entries / "memory" / "alpha-oom.yaml"
+        alpha.write_text(alpha.read_text().replace("Alpha out of memory", "Alpha after return"))
+        wait_for(lambda: "Alpha after return" in (fetch(url) or ""), "an edit after the return")
+        assert server.poll() is None
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
