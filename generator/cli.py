@@ -28,7 +28,7 @@ from . import (
     verify,
 )
 from .finish import finish_site
-from .load import CATEGORY_FILE, load_all
+from .load import CATEGORY_FILE, LoadCache, load_all
 from .model import is_slug
 from .pipeline import build_encyclopedia, build_site
 from .problems import EntryError, Problem
@@ -112,13 +112,14 @@ def check(paths: tuple[Path, ...], entries_dir: str | None, fmt: str) -> None:
             "its category folder with --entries DIR"
         )
     wanted = {_shown(p, root) for p in paths}
+    cache = LoadCache()  # the length notes read the same files again: parsed once
     try:
-        build_encyclopedia(root)
+        build_encyclopedia(root, cache)
         problems: list[Problem] = []
     except EntryError as err:
         problems = [p for p in err.problems if not wanted or p.path in wanted]
     if _report(problems, fmt):
-        _length_notes(root, wanted)
+        _length_notes(root, wanted, cache)
         what = f"{len(paths)} file(s)" if paths else "every entry"
         click.echo(f"checked {what}: no problems.", err=True)
 
@@ -136,11 +137,11 @@ def _report(problems: list[Problem], fmt: str) -> bool:
     return fmt == "text"
 
 
-def _length_notes(root: Path, wanted: set[str]) -> None:
+def _length_notes(root: Path, wanted: set[str], cache: LoadCache) -> None:
     """Length warnings: each one for the files named, a count for the whole folder."""
     from .rules import length_warnings
 
-    found = [w for e in load_all(root).entries for w in length_warnings(e)]
+    found = [w for e in load_all(root, cache).entries for w in length_warnings(e)]
     if wanted:
         for w in found:
             if w.path in wanted:
@@ -170,13 +171,14 @@ def verify_command(entries_dir: str | None, offline: bool, requirements: Path, f
     Downloads are cached (see generator/releases.py); exits 3 when the index cannot be reached
     and the cache lacks the answer."""
     root = _entries_dir(entries_dir)
+    cache = LoadCache()  # the records verify reads are the ones the build just parsed
     try:
-        build_encyclopedia(root)  # what check finds first: verify reads valid entries
+        build_encyclopedia(root, cache)  # what check finds first: verify reads valid entries
     except EntryError as err:
         _emit(err.problems, fmt)
         sys.exit(PROBLEMS)
     index = releases.PackageIndex(offline=offline)
-    loaded = load_all(root).entries
+    loaded = load_all(root, cache).entries
     try:
         problems = verify.verify(loaded, index, requirements)
     except releases.IndexUnreachable as err:

@@ -12,6 +12,7 @@ from . import csp, fulltext, seo
 from .link import Encyclopedia
 from .link import Page as EntryPage
 from .problems import Problem
+from .tree import write_replacing
 
 
 def finish_page(html: str, entry: EntryPage | None, takes_log: bool) -> str:
@@ -107,12 +108,6 @@ def finish_site(
         rel = path.relative_to(site_dir).as_posix()
         takes_log = DIAGNOSE_BOX in html  # contributor text never holds it unescaped
         html = finish_page(html, entries.get(rel), takes_log)
-        part = path.with_name(f".{path.name}.part")
-        if os.path.lexists(part):
-            os.unlink(part)
-        fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(html)
-        os.replace(part, path)
+        write_replacing(path, html.encode("utf-8"))
     summary = fulltext.index_site(site_dir) if full_text else None
     return len(read), summary, []

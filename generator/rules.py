@@ -67,7 +67,7 @@ def _strings(
             yield from _strings(value, (*path, i))
 
 
-def _at(loaded: Loaded, path: tuple[str | int, ...], message: str, fix: str) -> Problem:
+def problem_at(loaded: Loaded, path: tuple[str | int, ...], message: str, fix: str) -> Problem:
     line, col = loaded.source.position(path)
     return Problem(loaded.path, line, col, message, fix)
 
@@ -78,7 +78,7 @@ def placeholders(loaded: Loaded) -> list[Problem]:
         found = PLACEHOLDERS.search(plain_parts(text))
         if found:
             problems.append(
-                _at(
+                problem_at(
                     loaded,
                     path,
                     f"placeholder text `{found.group().strip()}` left in",
@@ -112,7 +112,7 @@ def references(loaded: Loaded) -> list[Problem]:
             why = "is a placeholder" if PLACEHOLDERS.search(url) else url_problem(url)
             if why:
                 problems.append(
-                    _at(
+                    problem_at(
                         loaded,
                         (field, i, key),
                         f"`{field}[{i}].{key}` {why}",
@@ -211,9 +211,9 @@ def signatures(loaded: Loaded) -> list[Problem]:
     for path, sig in all_signatures(loaded.entry):
         found = _signature_problem(sig)
         if found:
-            problems.append(_at(loaded, path, *found))
+            problems.append(problem_at(loaded, path, *found))
         elif when := _when_problem(sig):
-            problems.append(_at(loaded, (*path, "when"), *when))
+            problems.append(problem_at(loaded, (*path, "when"), *when))
     return problems
 
 
@@ -238,7 +238,7 @@ def unproven_signatures(entries: Sequence[Loaded]) -> list[Problem]:
             else:
                 pending.append((loaded, path, key))
     return [
-        _at(
+        problem_at(
             loaded,
             path,
             "no example log holds this signature and it names no `source`",
@@ -270,7 +270,7 @@ def length_warnings(loaded: Loaded) -> list[Problem]:
     summary = len(loaded.entry.summary.split())
     if summary > SUMMARY_WORDS:
         warnings.append(
-            _at(
+            problem_at(
                 loaded,
                 ("summary",),
                 f"the summary is {summary} words",
@@ -280,7 +280,7 @@ def length_warnings(loaded: Loaded) -> list[Problem]:
     prose = prose_words(loaded.entry)
     if prose > PROSE_WORDS:
         warnings.append(
-            _at(
+            problem_at(
                 loaded,
                 ("description",),
                 f"the prose sections are {prose} words together",
@@ -305,7 +305,7 @@ def shared_signatures(entries: Sequence[Loaded]) -> list[Problem]:
             for other, _ in claimed[:n]:
                 if (loaded.id, other.id) not in related and (other.id, loaded.id) not in related:
                     problems.append(
-                        _at(
+                        problem_at(
                             loaded,
                             path,
                             f"signature also claimed by {other.path}, which is not "

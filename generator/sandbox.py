@@ -15,6 +15,7 @@ Whatever the script prints is read up to a bound (the end is kept, where the err
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
@@ -23,7 +24,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,26 +104,17 @@ class Box:
             return _supervise(cmd, timeout, redact=_secrets(variables))
 
 
-class _staged:
+@contextlib.contextmanager
+def _staged(files: dict[str, str]) -> Iterator[list[str]]:
     """The script files, written to a private folder outside the box and bound into WORK
-    read-only, so a script cannot rewrite itself for the fixed run."""
-
-    def __init__(self, files: dict[str, str]) -> None:
-        self.files = files
-        self.folder: Path | None = None
-
-    def __enter__(self) -> list[str]:
-        self.folder = Path(tempfile.mkdtemp(prefix="reproduce-"))
+    read-only, so a script cannot rewrite itself for the fixed run; yields the bwrap binds."""
+    with tempfile.TemporaryDirectory(prefix="reproduce-") as folder:
         binds: list[str] = []
-        for name, text in self.files.items():
-            path = self.folder / name
+        for name, text in files.items():
+            path = Path(folder, name)
             path.write_text(text, encoding="utf-8")
             binds += ["--ro-bind", str(path), f"{WORK}/{name}"]
-        return binds
-
-    def __exit__(self, *exc: object) -> None:
-        if self.folder is not None:
-            shutil.rmtree(self.folder, ignore_errors=True)
+        yield binds
 
 
 def _secrets(passed: dict[str, str]) -> list[bytes]:

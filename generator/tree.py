@@ -68,7 +68,7 @@ def _odd(folder: Path, path: str) -> str | None:
     return None
 
 
-def _write_new(target: Path, content: bytes) -> None:
+def write_replacing(target: Path, content: bytes) -> None:
     """Write beside `target` and rename over it, never through a link."""
     part = target.with_name(f".{target.name}.part")
     if os.path.lexists(part):
@@ -108,7 +108,7 @@ def write_tree(folder: Path, files: Mapping[str, bytes]) -> Written:
         if target.is_file() and target.read_bytes() == content:
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        _write_new(target, content)
+        write_replacing(target, content)
         changed.append(path)
     for path in removed:
         target = folder / path
@@ -120,5 +120,5 @@ def write_tree(folder: Path, files: Mapping[str, bytes]) -> Written:
             parent.rmdir()
     manifest = json.dumps({"files": sorted(files)}, indent=0) + "\n"
     if previous != set(files) or not (folder / MANIFEST).is_file():
-        _write_new(folder / MANIFEST, manifest.encode())
+        write_replacing(folder / MANIFEST, manifest.encode())
     return Written(tuple(changed), tuple(removed), len(files) - len(changed))

@@ -24,7 +24,7 @@ from .load import Loaded
 from .model import Signature, SignatureSource
 from .problems import Problem
 from .releases import IndexUnreachable, PackageIndex, member
-from .rules import all_signatures
+from .rules import all_signatures, problem_at
 
 # The pieces of a message must lie this close together in a text file.
 WINDOW = 4000
@@ -145,11 +145,6 @@ def _in_order(wanted: Sequence[str], text: str) -> bool:
     return False
 
 
-def _at(loaded: Loaded, path: tuple[str | int, ...], message: str, fix: str) -> Problem:
-    line, col = loaded.source.position(path)
-    return Problem(loaded.path, line, col, message, fix)
-
-
 def source_problem(sig: Signature, where: SignatureSource, index: PackageIndex) -> str | None:
     """Why the source does not hold the signature, or None when it does."""
     spec = f"{where.package}=={where.version}"
@@ -169,7 +164,7 @@ def entry_problems(loaded: Loaded, index: PackageIndex) -> list[Problem]:
     for path, sig in all_signatures(loaded.entry):
         if sig.source is not None and (wrong := source_problem(sig, sig.source, index)):
             fix = "copy the text from that file as it is, or name the release and file it is in"
-            problems.append(_at(loaded, (*path, "source"), wrong, fix))
+            problems.append(problem_at(loaded, (*path, "source"), wrong, fix))
     applies = loaded.entry.applies_to
     if applies is not None:
         lines: list[tuple[tuple[str | int, ...], str]] = [
@@ -182,7 +177,7 @@ def entry_problems(loaded: Loaded, index: PackageIndex) -> list[Problem]:
                 if not any(index.has(p, found.version) for p in found.packages):
                     named = " nor ".join(found.packages)
                     problems.append(
-                        _at(
+                        problem_at(
                             loaded,
                             path,
                             f"`{found.version}` is not a release of {named} on the package index"
