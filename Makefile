@@ -73,6 +73,17 @@ $(TORCH_STAMP): scripts/reproduce-requirements.txt
 	$(TORCH_VENV)/bin/python -m pip install --quiet -r scripts/reproduce-requirements.txt
 	touch $(TORCH_STAMP)
 
-reproduce: $(SERVE_STAMP) $(TORCH_STAMP)
+# Other sets of releases (a version boundary runs on both sides): each file pins the packages
+# that differ from the current set; what they need besides is resolved against the current set,
+# and only what changes goes into a folder that comes first on the scripts' import path.
+SETS = $(patsubst scripts/reproduce-sets/%.txt,%,$(wildcard scripts/reproduce-sets/*.txt))
+SET_STAMPS = $(foreach s,$(SETS),$(TORCH_VENV)/sets/$(s)/.installed)
+
+$(TORCH_VENV)/sets/%/.installed: scripts/reproduce-sets/%.txt $(TORCH_STAMP)
+	$(TORCH_VENV)/bin/python scripts/install_reproduce_set.py $< $(TORCH_VENV)/sets/$*
+	touch $@
+
+reproduce: $(SERVE_STAMP) $(TORCH_STAMP) $(SET_STAMPS)
 	@mkdir -p $(dir $(REPRODUCED))
-	$(BIN)/encyclopedia reproduce --python $(TORCH_VENV)/bin/python --out $(REPRODUCED) $(IDS)
+	$(BIN)/encyclopedia reproduce --python $(TORCH_VENV)/bin/python --sets $(TORCH_VENV)/sets \
+		--out $(REPRODUCED) $(IDS)

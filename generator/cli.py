@@ -37,10 +37,12 @@ from .text import paragraphs, refused_character, visible
 from .validate import did_you_mean
 
 # Exit codes: 0 clean, 1 problems found, 2 usage errors (click's own code for bad usage),
-# 3 the package index could not be asked (verify) and the cache did not hold the answer.
+# 3 the package index could not be asked (verify) and the cache did not hold the answer,
+# 4 a reproducer could not say (a missing package, an import error, a time limit) and none failed.
 PROBLEMS = 1
 USAGE = 2
 UNREACHABLE = 3
+BROKEN = 4
 
 
 def _entries_dir(value: str | None) -> Path:
@@ -162,7 +164,8 @@ def _length_notes(root: Path, wanted: set[str], cache: LoadCache) -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     default=Path("scripts/reproduce-requirements.txt"),
     show_default=True,
-    help="The reproducers' pins, checked too (skipped when the file is missing).",
+    help="The reproducers' pins, checked too with the sets in reproduce-sets/ beside it "
+    "(skipped when missing).",
 )
 @FORMAT_OPTION
 def verify_command(entries_dir: str | None, offline: bool, requirements: Path, fmt: str) -> None:
@@ -548,15 +551,21 @@ def run_command(
     sys.exit(finished.status)
 
 
+_MARKS = {"passed": ("pass", "green"), "failed": ("FAIL", "red"), "broken": ("BROKEN", "yellow")}
+
+
 def _reproduction_lines(result: reproduced.Reproduction, style: terminal.Style) -> list[str]:
-    mark = style.paint("pass", "green") if result.status == "passed" else style.paint("FAIL", "red")
+    word, colour = _MARKS[result.status]
     took = f"{result.failing.seconds:.1f} s + {result.fixed.seconds:.1f} s"
-    lines = [f"{mark} {result.id} ({took})"]
+    on = f"{', '.join(result.versions)}; " if result.versions else ""
+    lines = [f"{style.paint(word, colour)} {result.id} on {result.set} ({on}{took})"]
     if result.status == "passed":
         return lines
     for problem in result.problems:
         lines.append(f"  - {problem}")
     for name, run in (("failing", result.failing), ("fixed", result.fixed)):
+        if not run.output:
+            continue
         code = "timed out" if run.exit_code is None else f"exit code {run.exit_code}"
         lines.append(style.paint(f"  output of the {name} script ({code}):", "dim"))
         lines.extend("    " + line for line in run.output.splitlines())
@@ -571,6 +580,22 @@ def _reproduction_lines(result: reproduced.Reproduction, style: terminal.Style) 
     show_default=True,
     help="The Python with PyTorch installed that runs the scripts (the site does not need torch).",
 )
+@click.option(
+    "--sets",
+    "sets_folder",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path(".venv-torch/sets"),
+    show_default=True,
+    help="Other sets of releases, one folder each, installed over that Python's (make reproduce "
+    "installs scripts/reproduce-sets/NAME.txt into sets/NAME).",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(1, 16),
+    default=2,
+    show_default=True,
+    help="Reproducers run at once (those that start several processes run alone).",
+)
 @click.option("--gpu", is_flag=True, help="Also run reproducers that need a CUDA GPU.")
 @click.option(
     "--out",
@@ -583,15 +608,19 @@ def _reproduction_lines(result: reproduced.Reproduction, style: terminal.Style) 
 def reproduce_command(
     ids: tuple[str, ...],
     python: str,
+    sets_folder: Path,
+    jobs: int,
     gpu: bool,
     out: Path | None,
     entries_dir: str | None,
     color: str,
 ) -> None:
-    """Run the reproducers of the entries IDS (default: all), each failing script and its fixed
-    variant in a subprocess with its time limit. A reproducer passes when the failing script
-    fails, its output diagnoses to its entry first with a primary signature matched, and the
-    fixed script succeeds. Exits 1 when any fails."""
+    """Run the reproducers of the entries IDS (default: all) on each set of releases they name,
+    each failing script and its fixed variant in a box with its time limit. A run passes when
+    the failing script does what the entry says on that set (fails with a primary signature
+    matched and diagnosed to its entry first, or runs through where the entry says the failure
+    is absent) and the fixed script succeeds. Exits 1 when any failed, 4 when none failed but
+    some could not say (a missing package, an import error, a time limit)."""
     try:
         enc = build_encyclopedia(_entries_dir(entries_dir))
     except EntryError as err:
@@ -604,24 +633,32 @@ def reproduce_command(
 
     try:
         results, skipped = reproduce.reproduce_all(
-            enc, python, _checkout(entries_dir), ids, gpu, progress=show
+            enc,
+            python,
+            _checkout(entries_dir),
+            ids,
+            gpu,
+            progress=show,
+            sets_folder=sets_folder,
+            jobs=jobs,
         )
     except reproduce.ReproduceError as err:
         raise click.UsageError(str(err)) from None
-    failed = [r.id for r in results if r.status == "failed"]
-    summary = f"{len(results) - len(failed)} of {len(results)} reproducers passed"
-    if results:
-        summary += f" (PyTorch {results[0].torch}, Python {results[0].python})"
+    by_status = {s: [f"{r.id} on {r.set}" for r in results if r.status == s] for s in _MARKS}
+    summary = f"{len(by_status['passed'])} of {len(results)} reproducer runs passed"
     if skipped:
         summary += f"; {len(skipped)} need a GPU, skipped (--gpu runs them)"
-    click.echo(summary + (f"; failed: {', '.join(failed)}" if failed else ""))
+    for status in ("failed", "broken"):
+        if by_status[status]:
+            summary += f"; {status}: {', '.join(by_status[status])}"
+    click.echo(summary)
     if out is not None:
         try:
             reproduced.write_results(out, results, merge=True)
         except OSError as err:
             raise click.UsageError(f"cannot write {out}: {err.strerror}") from None
         click.echo(f"results: {out}")
-    sys.exit(PROBLEMS if failed else 0)
+    sys.exit(PROBLEMS if by_status["failed"] else BROKEN if by_status["broken"] else 0)
 
 
 if __name__ == "__main__":

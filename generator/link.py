@@ -11,7 +11,7 @@ from . import reserved, rules
 from .load import Draft, Loaded, LoadedCategory, LoadedTags
 from .model import SEVERITIES, Category, Entry, Related, is_slug
 from .problems import Problem
-from .reproduced import Reproduction
+from .reproduced import Results
 from .text import PLACEHOLDERS
 from .validate import closest, did_you_mean
 
@@ -95,8 +95,8 @@ class Encyclopedia:
     pages: dict[str, Page]
     aliases: dict[str, Page]
     tag_about: dict[str, str] = field(default_factory=dict)  # from _tags.yaml, if the site has it
-    # From _reproduced.json, if the site has it: the last run of each entry's reproducer.
-    reproduced: dict[str, Reproduction] = field(default_factory=dict)
+    # From _reproduced.json, if the site has it: the last run of each reproducer on each set.
+    reproduced: Results = field(default_factory=dict)
 
     @property
     def tags(self) -> dict[str, tuple[Page, ...]]:

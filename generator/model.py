@@ -196,6 +196,39 @@ class Example(Record):
 
 
 Need = Literal["cpu", "cuda"]
+Expect = Literal["fails", "runs"]
+CURRENT_SET = "current"
+
+
+class SetRun(Record):
+    """One set of releases a reproducer runs on, and what the failing script does there: a
+    version boundary is two of these, `fails` on one side and `runs` on the other."""
+
+    set: Slug = Field(
+        description="`current` (scripts/reproduce-requirements.txt) or the name of a file in "
+        "scripts/reproduce-sets/ that pins other releases over it."
+    )
+    expect: Expect = Field(
+        default="fails",
+        description="`fails`: the failing script stops with this entry's error; `runs`: on "
+        "these releases it runs to the end without it (the failure is not there).",
+    )
+    note: Line | None = Field(
+        default=None, description="What differs on these releases, for the page, in one line."
+    )
+
+
+def _one_run_per_set(runs: tuple[SetRun, ...]) -> tuple[SetRun, ...]:
+    names = [run.set for run in runs]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise _fail(f"set `{twice[0]}` is listed twice", "list each set of releases once")
+    if runs and not any(run.expect == "fails" for run in runs):
+        raise _fail(
+            "no set shows the failure",
+            "mark the releases where the failing script fails with `expect: fails`",
+        )
+    return runs
 
 
 class Reproduce(Record):
@@ -218,6 +251,16 @@ class Reproduce(Record):
     )
     failing: Verbatim = Field(description="Python that must fail with this entry's error.")
     fixed: Verbatim = Field(description="The same program with the fix applied: must succeed.")
+    sets: Annotated[tuple[SetRun, ...], AfterValidator(_one_run_per_set)] = Field(
+        default=(),
+        description="The sets of releases to run on, each with what the failing script does "
+        "there; default: `current`, where it fails.",
+    )
+
+    @property
+    def runs(self) -> tuple[SetRun, ...]:
+        """The sets to run on, in the entry's order (the current releases when none is named)."""
+        return self.sets or (SetRun(set=CURRENT_SET),)
 
 
 class AppliesTo(Record):

@@ -17,10 +17,11 @@ from typing import Any
 
 import jinja2
 
-from . import faq, seo
+from . import faq, reproduced, seo
 from .escape import Md, attr, block, code_block, inline
 from .link import CategoryPage, Encyclopedia, Link, Page, relative_uri
-from .model import SEVERITIES
+from .model import SEVERITIES, SetRun
+from .reproduced import Reproduction
 from .text import first_sentence
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -146,6 +147,7 @@ def _environment(override_dir: str | None) -> jinja2.Environment:
         front_matter=_front_matter,
         meta_description=seo.meta_description,
         severities=SEVERITIES,
+        reproduced_runs=_reproduced_runs,
         severity_text=SEVERITY_TEXT,
         severity_list_limit=SEVERITY_LIST_LIMIT,
         category_list_limit=CATEGORY_LIST_LIMIT,
@@ -164,9 +166,15 @@ def _entry_key(enc: Encyclopedia, page: Page, category: CategoryPage) -> tuple[A
         category.slug,
         category.category.title,
         page.links_key,
-        enc.reproduced.get(page.id),
+        _reproduced_runs(enc, page),
         (target.category, target.entry.title) if target else None,
     )
+
+
+def _reproduced_runs(enc: Encyclopedia, page: Page) -> list[tuple[SetRun, Reproduction | None]]:
+    """The sets an entry's reproducer names, each with its last run of the current scripts."""
+    spec = page.entry.reproduce
+    return reproduced.runs_of(enc.reproduced, page.id, spec) if spec else []
 
 
 @dataclass(frozen=True)

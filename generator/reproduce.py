@@ -11,18 +11,22 @@ primary signatures). Results are plain records, written to a JSON file the site 
 from __future__ import annotations
 
 import io
+import json
 import os
 import platform
+import re
 import shutil
+import threading
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
 from . import diagnose, exports, sandbox
 from .link import Encyclopedia, Page
-from .model import Reproduce
-from .reproduced import Reproduction, Run, digest
+from .model import CURRENT_SET, Reproduce, SetRun, is_slug
+from .reproduced import Reproduction, Run, Status, digest
 from .text import normalize_newlines, visible
 
 # The page and the results file keep the end of an output, where the error is.
@@ -48,9 +52,13 @@ def _kept(text: str) -> tuple[str, int]:
     return kept, cut
 
 
-def run_script(box: sandbox.Box, code: str, reproduce: Reproduce) -> tuple[Run, str]:
-    """Run `code` as script.py in the box; return the run and the whole (bounded) output."""
+def run_script(
+    box: sandbox.Box, code: str, reproduce: Reproduce, release: ReleaseSet | None = None
+) -> tuple[Run, str]:
+    """Run `code` as script.py in the box, on `release` (default: the interpreter's own);
+    return the run and the whole (bounded) output."""
     extra = {"PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    extra.update(release.variables() if release else {})
     if reproduce.needs == "cpu":
         extra["CUDA_VISIBLE_DEVICES"] = ""  # the same run on a machine that has a GPU
     outcome = box.run(
@@ -71,25 +79,73 @@ def _primary_matches(index: diagnose.Index, page: Page, output: str) -> tuple[st
 
 
 @dataclass(frozen=True)
+class ReleaseSet:
+    """A set of releases the reproducers run on: the interpreter's own (`current`), or a folder
+    of other releases installed over it, which comes first on the import path."""
+
+    name: str
+    overlay: Path | None = None
+
+    def variables(self) -> dict[str, str]:
+        return {"PYTHONPATH": str(self.overlay.resolve())} if self.overlay else {}
+
+
+def release_sets(folder: Path | None) -> dict[str, ReleaseSet]:
+    """`current` and one set per subfolder of `folder` (`make reproduce` installs each from
+    scripts/reproduce-sets/NAME.txt into the torch venv's sets/NAME)."""
+    sets = {CURRENT_SET: ReleaseSet(CURRENT_SET)}
+    if folder is not None and folder.is_dir():
+        for sub in sorted(folder.iterdir()):
+            if sub.is_dir() and is_slug(sub.name) and sub.name != CURRENT_SET:
+                sets[sub.name] = ReleaseSet(sub.name, sub)
+    return sets
+
+
+@dataclass(frozen=True)
 class Environment:
+    """What one set of releases gives the scripts of one reproducer, as the box sees it."""
+
     python: str
-    torch: str
+    versions: tuple[str, ...]  # "torch 2.14.1", then the distributions of each package imported
     platform: str
+    missing: tuple[str, ...]  # packages that did not import, with the error
 
 
-def environment(box: sandbox.Box) -> Environment:
-    """The versions the reproducers run against, as the box sees them; a Python without torch
-    is refused."""
-    versions = "import platform, torch; print(platform.python_version(), torch.__version__)"
-    probe = box.run([box.python, "-c", versions], PROBE_SECONDS, {"CUDA_VISIBLE_DEVICES": ""})
+# Imports torch and each package named on the command line; prints one JSON line.
+PROBE = """
+import importlib, importlib.metadata as md, json, platform, sys
+import torch
+found, missing = ["torch " + torch.__version__], []
+owners = md.packages_distributions()
+for name in sys.argv[1:]:
+    try:
+        importlib.import_module(name)
+    except Exception as err:
+        missing.append(f"{name} ({type(err).__name__}: {str(err)[:200]})")
+        continue
+    for dist in dict.fromkeys(owners.get(name, [name])):
+        try:
+            found.append(f"{dist} {md.version(dist)}")
+        except md.PackageNotFoundError:
+            pass
+print(json.dumps([platform.python_version(), found, missing]))
+"""
+
+
+def environment(box: sandbox.Box, release: ReleaseSet, packages: Iterable[str] = ()) -> Environment:
+    """The versions a reproducer runs against on `release`; a Python without torch is refused."""
+    variables = {"CUDA_VISIBLE_DEVICES": "", **release.variables()}
+    argv = [box.python, "-c", PROBE, *packages]
+    probe = box.run(argv, PROBE_SECONDS, variables)
     text = probe.output.decode(errors="replace").strip()
     if probe.exit_code != 0:
         raise ReproduceError(
-            f"{box.python} cannot import torch in the box ({text.splitlines()[-1:]}); "
-            "install it there, e.g. `make reproduce` makes .venv-torch"
+            f"{box.python} cannot import torch in the box with the {release.name} releases "
+            f"({text.splitlines()[-1:]}); install it there, e.g. `make reproduce` makes .venv-torch"
         )
-    py, torch = text.split()[-2:]
-    return Environment(py, torch, f"{platform.system()} {platform.machine()}")
+    py, versions, missing = json.loads(text.splitlines()[-1])
+    where = f"{platform.system()} {platform.machine()}"
+    return Environment(py, tuple(versions), where, tuple(missing))
 
 
 def _absolute(python: str) -> str:
@@ -105,55 +161,129 @@ class ReproduceError(Exception):
     """The reproducers cannot run at all (no torch, an unknown id)."""
 
 
-def _missing_packages(box: sandbox.Box, packages: Iterable[str]) -> list[str]:
-    missing = []
-    for name in packages:
-        if box.run([box.python, "-c", f"import {name}"], PROBE_SECONDS).exit_code != 0:
-            missing.append(name)
-    return missing
+def _import_error(run: Run) -> str | None:
+    """The import error a script that exited non-zero stopped with, if any: a reason of the
+    environment's, not of the failure the entry describes."""
+    if run.exit_code in (0, None):
+        return None
+    lines = [line for line in run.output.splitlines() if _IMPORT_ERROR.match(line)]
+    return lines[-1].strip() if lines else None
+
+
+_IMPORT_ERROR = re.compile(r"^\s*(ModuleNotFoundError|ImportError): ")
+
+
+def _judged(
+    page: Page,
+    expect: str,
+    runs: tuple[tuple[Run, str, str | None, set[str]], tuple[Run, str, str | None, set[str]]],
+    timeout: int,
+) -> tuple[list[str], list[str]]:
+    """What went wrong (`problems`: the entry may be wrong) and what kept the run from saying
+    (`broken`), for the failing and the fixed run with their outputs and matches."""
+    (failing, _, first, matched), (fixed, _, _, fixed_matched) = runs
+    problems: list[str] = []
+    broken: list[str] = []
+    for name, run in (("failing", failing), ("fixed", fixed)):
+        if run.exit_code is None:
+            broken.append(f"the {name} script ran past its {timeout} s limit")
+    if expect == "fails":
+        if failing.exit_code == 0:
+            problems.append("the failing script succeeded: the failure did not happen")
+        if first != page.id:
+            problems.append(
+                f"its output diagnoses to {first} first, not to this entry"
+                if first
+                else "its output matches no entry: the message may have changed upstream"
+            )
+        elif not matched:
+            problems.append(
+                "its output matches only context or symptom lines, no primary signature"
+            )
+    else:
+        if failing.exit_code not in (0, None):
+            problems.append(
+                f"the failing script failed (exit code {failing.exit_code}), where the entry "
+                "says these releases run it"
+            )
+        if matched:
+            problems.append(
+                "the failing script printed this entry's error, which the entry says these "
+                "releases do not"
+            )
+    if fixed.exit_code not in (0, None):
+        problems.append(f"the fixed script failed (exit code {fixed.exit_code})")
+    elif fixed_matched:
+        problems.append("the fixed script still prints this entry's error")
+    for name, run, mine in (("failing", failing, matched), ("fixed", fixed, fixed_matched)):
+        stopped = _import_error(run)
+        if stopped and not mine:
+            broken.append(f"the {name} script stopped at an import: {stopped}")
+    return problems, broken
 
 
 def reproduce_one(
-    page: Page, reproduce: Reproduce, index: diagnose.Index, box: sandbox.Box, env: Environment
+    page: Page,
+    reproduce: Reproduce,
+    index: diagnose.Index,
+    box: sandbox.Box,
+    env: Environment,
+    run_on: SetRun | None = None,
+    release: ReleaseSet | None = None,
 ) -> Reproduction:
-    """Run one entry's scripts in the box and judge them."""
-    problems: list[str] = []
-    missing = _missing_packages(box, reproduce.packages)
-    if missing:
-        problems.append(f"the reproducer Python lacks {', '.join(missing)}: install it")
-    failing, failing_text = run_script(box, reproduce.failing, reproduce)
-    if failing.exit_code is None:
-        problems.append(f"the failing script ran past its {reproduce.timeout} s limit")
-    elif failing.exit_code == 0:
-        problems.append("the failing script succeeded: the failure did not happen")
-    first, matched = _primary_matches(index, page, failing_text)
-    if first != page.id:
-        problems.append(
-            f"its output diagnoses to {first} first, not to this entry"
-            if first
-            else "its output matches no entry: the message may have changed upstream"
-        )
-    elif not matched:
-        problems.append("its output matches only context or symptom lines, no primary signature")
-    fixed, fixed_text = run_script(box, reproduce.fixed, reproduce)
-    if fixed.exit_code is None:
-        problems.append(f"the fixed script ran past its {reproduce.timeout} s limit")
-    elif fixed.exit_code != 0:
-        problems.append(f"the fixed script failed (exit code {fixed.exit_code})")
-    elif _primary_matches(index, page, fixed_text)[1]:
-        problems.append("the fixed script still prints this entry's error")
+    """Run one entry's scripts on one set of releases in the box and judge them."""
+    run_on = run_on or reproduce.runs[0]
+    release = release or ReleaseSet(CURRENT_SET)
+    outputs = []
+    for code in (reproduce.failing, reproduce.fixed):
+        run, text = run_script(box, code, reproduce, release)
+        first, matched = _primary_matches(index, page, text)
+        outputs.append((run, text, first, matched))
+    failing, fixed = outputs
+    problems, broken = _judged(page, run_on.expect, (failing, fixed), reproduce.timeout)
+    if env.missing:
+        broken.insert(0, f"the {release.name} releases lack {'; '.join(env.missing)}: install them")
+    status: Status = "broken" if broken else "failed" if problems else "passed"
     return Reproduction(
         id=page.id,
         digest=digest(reproduce),
-        status="failed" if problems else "passed",
-        problems=tuple(problems),
-        failing=failing,
-        fixed=fixed,
-        diagnosed_first=first,
-        signatures=tuple(sorted(matched)),
-        torch=env.torch,
+        set=release.name,
+        expect=run_on.expect,
+        versions=env.versions,
+        status=status,
+        problems=tuple(broken + problems),
+        failing=failing[0],
+        fixed=fixed[0],
+        diagnosed_first=failing[2],
+        signatures=tuple(sorted(failing[3])),
+        torch=env.versions[0].split()[-1],
         python=env.python,
         platform=env.platform,
+        date=date.today().isoformat(),
+    )
+
+
+def not_installed(page: Page, reproduce: Reproduce, run_on: SetRun) -> Reproduction:
+    """The result for a set of releases that is not installed here: broken, nothing ran."""
+    nothing = Run(None, 0.0, "")
+    return Reproduction(
+        id=page.id,
+        digest=digest(reproduce),
+        set=run_on.set,
+        expect=run_on.expect,
+        versions=(),
+        status="broken",
+        problems=(
+            f"the {run_on.set} releases are not installed: `make reproduce` installs "
+            f"scripts/reproduce-sets/{run_on.set}.txt",
+        ),
+        failing=nothing,
+        fixed=nothing,
+        diagnosed_first=None,
+        signatures=(),
+        torch="",
+        python="",
+        platform="",
         date=date.today().isoformat(),
     )
 
@@ -182,12 +312,18 @@ def selected(
     return chosen, skipped
 
 
-def boxed(python: str, checkout: Path, gpu: bool = False) -> sandbox.Box:
-    """The box for the interpreter `python`, hiding `checkout` and the runner's own folders."""
+def boxed(
+    python: str, checkout: Path, gpu: bool = False, overlays: Iterable[Path] = ()
+) -> sandbox.Box:
+    """The box for the interpreter `python`, hiding `checkout` and the runner's own folders and
+    showing the `overlays` of other releases."""
     try:
-        return sandbox.make_box(_absolute(python), [checkout], gpu)
+        return sandbox.make_box(_absolute(python), [checkout], gpu, overlays)
     except sandbox.BoxError as err:
         raise ReproduceError(str(err)) from None
+
+
+Task = tuple[Page, Reproduce, SetRun]
 
 
 def reproduce_all(
@@ -197,16 +333,39 @@ def reproduce_all(
     ids: Iterable[str] = (),
     gpu: bool = False,
     progress: Callable[[Reproduction], None] = lambda r: None,
+    sets_folder: Path | None = None,
+    jobs: int = 1,
 ) -> tuple[list[Reproduction], list[str]]:
-    """Run the selected reproducers one after another (gloo reproducers use both cores), each
-    in a box that hides `checkout`."""
+    """Run the selected reproducers on each set of releases they name, each in a box that
+    hides `checkout`: `jobs` at a time, except those that start several processes (gloo
+    ranks), which run alone so that their ranks have the cores."""
     chosen, skipped = selected(enc, ids, gpu)
-    box = boxed(python, checkout, gpu)
-    env = environment(box)
+    sets = release_sets(sets_folder)
+    overlays = [r.overlay for r in sets.values() if r.overlay is not None]
+    box = boxed(python, checkout, gpu, overlays)
+    environment(box, sets[CURRENT_SET])  # refuses a Python without torch before anything runs
     index = diagnose.Index.from_export(exports.signature_index(enc, "/"))
-    results = []
-    for page, spec in chosen:
-        result = reproduce_one(page, spec, index, box, env)
-        progress(result)
-        results.append(result)
+    tasks = [(page, spec, run) for page, spec in chosen for run in spec.runs]
+    probes: dict[tuple[str, tuple[str, ...]], Environment] = {}
+    lock = threading.Lock()
+
+    def one(task: Task) -> Reproduction:
+        page, spec, run_on = task
+        release = sets.get(run_on.set)
+        if release is None:
+            result = not_installed(page, spec, run_on)
+        else:
+            key = (release.name, spec.packages)
+            if key not in probes:  # two threads may both probe once; the answer is the same
+                probes[key] = environment(box, release, spec.packages)
+            result = reproduce_one(page, spec, index, box, probes[key], run_on, release)
+        with lock:
+            progress(result)
+        return result
+
+    alone = [t for t in tasks if t[1].processes > 1]
+    shared = [t for t in tasks if t[1].processes == 1]
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        results = list(pool.map(one, shared))
+    results += [one(task) for task in alone]
     return results, skipped

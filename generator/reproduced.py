@@ -11,12 +11,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from .model import Reproduce
+from .model import CURRENT_SET, Reproduce, SetRun
 from .problems import Problem
 
 RESULTS_FILE = "_reproduced.json"
-FORMAT = 1
-Status = Literal["passed", "failed"]
+FORMAT = 2
+# passed: it did what the entry says; failed: it did something else (the entry may be wrong);
+# broken: it could not say (a package missing, an import error, a time limit), which is no pass.
+Status = Literal["passed", "failed", "broken"]
+STATUSES: tuple[Status, ...] = ("passed", "failed", "broken")
 
 
 @dataclass(frozen=True)
@@ -33,8 +36,13 @@ class Run:
 
 @dataclass(frozen=True)
 class Reproduction:
+    """One reproducer run on one set of releases."""
+
     id: str
     digest: str  # of the scripts that ran: a page shows the result only while they are unchanged
+    set: str  # the set of releases it ran on
+    expect: str  # what the entry said the failing script does on that set (`fails` or `runs`)
+    versions: tuple[str, ...]  # "package version" for torch and each package the scripts import
     status: Status
     problems: tuple[str, ...]
     failing: Run
@@ -47,8 +55,28 @@ class Reproduction:
     date: str
 
     def current(self, reproduce: Reproduce | None) -> bool:
-        """True when this result is of the scripts the entry holds now."""
-        return reproduce is not None and digest(reproduce) == self.digest
+        """True when this result is of the scripts the entry holds now, on a set it names, with
+        the expectation it states."""
+        return (
+            reproduce is not None
+            and digest(reproduce) == self.digest
+            and any(run.set == self.set and run.expect == self.expect for run in reproduce.runs)
+        )
+
+
+Results = dict[tuple[str, str], Reproduction]  # by entry id and set
+
+
+def runs_of(
+    results: Results, entry_id: str, reproduce: Reproduce
+) -> list[tuple[SetRun, Reproduction | None]]:
+    """Each set the entry names with its last run, or None where the run on record is of other
+    scripts or another expectation (or there is none)."""
+    shown = []
+    for run in reproduce.runs:
+        found = results.get((entry_id, run.set))
+        shown.append((run, found if found is not None and found.current(reproduce) else None))
+    return shown
 
 
 def digest(reproduce: Reproduce) -> str:
@@ -89,12 +117,16 @@ def _run(data: Any) -> Run:
 
 def _record(data: Any) -> Reproduction:
     status = _typed(data, "status", (str,))
-    if status not in ("passed", "failed"):
-        raise TypeError(f"`status` is {status!r}, not passed or failed")
-    text = {name: _typed(data, name, (str,)) for name in ("id", "digest", "torch", "python")}
+    if status not in STATUSES:
+        raise TypeError(f"`status` is {status!r}, not one of {', '.join(STATUSES)}")
+    names = ("id", "digest", "set", "expect", "torch", "python")
+    text = {name: _typed(data, name, (str,)) for name in names}
     return Reproduction(
         id=text["id"],
         digest=text["digest"],
+        set=text["set"],
+        expect=text["expect"],
+        versions=_strings(data, "versions"),
         status=status,
         problems=_strings(data, "problems"),
         failing=_run(_typed(data, "failing", (dict,))),
@@ -108,9 +140,9 @@ def _record(data: Any) -> Reproduction:
     )
 
 
-def read_results(path: Path) -> tuple[dict[str, Reproduction], list[Problem]]:
-    """The results by entry id, or the problem that keeps the file from being read. The file is
-    written by `encyclopedia reproduce`; a missing file is no results."""
+def read_results(path: Path) -> tuple[Results, list[Problem]]:
+    """The results by entry id and set, or the problem that keeps the file from being read. The
+    file is written by `encyclopedia reproduce`; a missing file is no results."""
     if not path.is_file():
         return {}, []
     fix = "rerun `encyclopedia reproduce --out` to rewrite it, or delete it"
@@ -129,19 +161,21 @@ def read_results(path: Path) -> tuple[dict[str, Reproduction], list[Problem]]:
         return {}, [Problem(str(path), 1, 1, f"a result lacks a field ({err})", fix)]
     except TypeError as err:
         return {}, [Problem(str(path), 1, 1, f"a result has a field of the wrong kind: {err}", fix)]
-    return {r.id: r for r in records}, []
+    return {(r.id, r.set): r for r in records}, []
 
 
 def results_text(results: Iterable[Reproduction]) -> str:
-    records = [asdict(r) for r in sorted(results, key=lambda r: r.id)]
+    records = [
+        asdict(r) for r in sorted(results, key=lambda r: (r.id, r.set != CURRENT_SET, r.set))
+    ]
     return json.dumps({"format": FORMAT, "reproductions": records}, indent=1) + "\n"
 
 
 def write_results(path: Path, results: Iterable[Reproduction], merge: bool) -> None:
-    """Write the results, keeping earlier records of entries not run this time when `merge`.
-    The file is replaced whole, never left half-written."""
+    """Write the results, keeping earlier records of entries (and sets) not run this time when
+    `merge`. The file is replaced whole, never left half-written."""
     combined = read_results(path)[0] if merge else {}
-    combined.update({r.id: r for r in results})
+    combined.update({(r.id, r.set): r for r in results})
     temporary = path.with_name(path.name + ".tmp")
     temporary.write_text(results_text(combined.values()), encoding="utf-8")
     temporary.replace(path)

@@ -219,9 +219,13 @@ def installation(python: str) -> tuple[str, ...]:
     return tuple(folders)
 
 
-def make_box(python: str, private: Iterable[Path], gpu: bool = False) -> Box:
-    """The box for `python` (an absolute path), hiding the runner's folders and `private`."""
+def make_box(
+    python: str, private: Iterable[Path], gpu: bool = False, shown: Iterable[Path] = ()
+) -> Box:
+    """The box for `python` (an absolute path), hiding the runner's folders and `private`, and
+    showing, read-only, its installation and the `shown` folders (overlays of other releases)."""
     why = available()
     if why is not None:
         raise BoxError(f"reproducers run only in a box, and {why}")
-    return Box(python, hidden_folders(private), installation(python), gpu)
+    overlays = tuple(str(folder.resolve()) for folder in shown)
+    return Box(python, hidden_folders(private), installation(python) + overlays, gpu)

@@ -6,7 +6,8 @@
   as the compiler likes).
 - Every version an entry's `applies_to` names after a package the index holds (`PyTorch 2.5`,
   `Accelerate 1.9.0 and later`, `flash-attn 2.x`) is a release or a series of releases of it.
-- Every pin of the reproducers' requirements file is a release.
+- Every pin of the reproducers' requirements file, and of each set of other releases beside it, is a
+  release.
 
 `check` (offline) makes sure each primary signature can be proven at all: by an example log
 that holds it, or by a `source` that this command then confirms.
@@ -210,15 +211,21 @@ def pin_problems(requirements: Path, index: PackageIndex) -> list[Problem]:
     return problems
 
 
+def pin_files(requirements: Path) -> list[Path]:
+    """The reproducers' requirements file and the sets of other releases beside it
+    (`reproduce-sets/NAME.txt`)."""
+    return [requirements, *sorted((requirements.parent / "reproduce-sets").glob("*.txt"))]
+
+
 def verify(
     entries: Iterable[Loaded], index: PackageIndex, requirements: Path | None = None
 ) -> list[Problem]:
-    """Every entry's index-backed claims, then the reproducers' pins."""
+    """Every entry's index-backed claims, then the pins of the reproducers' sets of releases."""
     problems: list[Problem] = []
     for loaded in entries:
         problems += entry_problems(loaded, index)
-    if requirements is not None:
-        problems += pin_problems(requirements, index)
+    for pins in pin_files(requirements) if requirements is not None else []:
+        problems += pin_problems(pins, index)
     return problems
 
 

@@ -7,6 +7,7 @@ on the path that only carries a version, so every way a reproducer can fail is e
 from __future__ import annotations
 
 import dataclasses
+import html
 import importlib.util
 import os
 import shutil
@@ -22,7 +23,7 @@ from click.testing import CliRunner
 from generator import diagnose, exports, reproduce, reproduced, sandbox
 from generator.cli import main
 from generator.link import Encyclopedia
-from generator.model import Reproduce
+from generator.model import Reproduce, SetRun
 from generator.pipeline import build_encyclopedia
 from generator.render import render_site
 from tests.support import ROOT
@@ -88,47 +89,105 @@ def _spec(**fields: object) -> Reproduce:
 
 
 JUDGED = [
-    # (case, spec fields, problems expected, in order; empty: it passes)
-    ("passes", {}, []),
+    # (case, spec fields, status, problems expected in order, what kept it from saying first;
+    # empty: it passes)
+    ("passes", {}, "passed", []),
     (
         "failing-script-succeeds",
         {"failing": "print('all good')\n"},
+        "failed",
         ["the failing script succeeded", "matches no entry"],
     ),
-    ("another-entrys-error", {"failing": _prints(NAN_ERROR, 1)}, ["diagnoses to loss-nan first"]),
+    (
+        "another-entrys-error",
+        {"failing": _prints(NAN_ERROR, 1)},
+        "failed",
+        ["diagnoses to loss-nan first"],
+    ),
     (
         "fixed-script-fails",
         {"fixed": "raise SystemExit(3)\n"},
+        "failed",
         ["fixed script failed (exit code 3)"],
     ),
-    ("fix-still-prints-the-error", {"fixed": _prints(ITS_ERROR, 0)}, ["still prints"]),
-    ("missing-package", {"packages": ["no_such_package_here"]}, ["lacks no_such_package_here"]),
+    ("fix-still-prints-the-error", {"fixed": _prints(ITS_ERROR, 0)}, "failed", ["still prints"]),
+    # Runs that cannot say whether the entry is right: broken, never passed or failed.
+    (
+        "missing-package",
+        {"packages": ["no_such_package_here"]},
+        "broken",
+        ["lack no_such_package_here (ModuleNotFoundError"],
+    ),
+    (
+        "import-error",
+        {"failing": "import no_such_module_either\n"},
+        "broken",
+        ["stopped at an import: ModuleNotFoundError", "matches no entry"],
+    ),
+    (
+        "fixed-import-error",
+        {"fixed": "from torch import nothing_like_this\n"},
+        "broken",
+        ["fixed script stopped at an import: ImportError", "fixed script failed (exit code 1)"],
+    ),
+    # A version boundary's other side: the failing script runs through on those releases.
+    ("absent-as-expected", {"failing": "print('ok')\n", "expect": "runs"}, "passed", []),
+    (
+        "present-where-absent-expected",
+        {"expect": "runs"},
+        "failed",
+        ["failing script failed (exit code 1), where", "printed this entry's error"],
+    ),
 ]
 
 
 @pytest.mark.parametrize(
-    ("fields", "expected"), [c[1:] for c in JUDGED], ids=[c[0] for c in JUDGED]
+    ("fields", "status", "expected"), [c[1:] for c in JUDGED], ids=[c[0] for c in JUDGED]
 )
 def test_judgement(
     enc: Encyclopedia,
     index: diagnose.Index,
     box: sandbox.Box,
     fields: dict[str, object],
+    status: str,
     expected: list[str],
 ) -> None:
-    env = reproduce.environment(box)
-    assert env.torch == "9.9.9+stand-in"
+    expect = str(fields.pop("expect", "fails"))
     spec = _spec(**fields)
-    result = reproduce.reproduce_one(enc.pages[ENTRY], spec, index, box, env)
+    env = reproduce.environment(box, reproduce.ReleaseSet("current"), spec.packages)
+    assert env.versions[0] == "torch 9.9.9+stand-in"
+    on = SetRun(set="current", expect=expect)  # type: ignore[arg-type]
+    result = reproduce.reproduce_one(enc.pages[ENTRY], spec, index, box, env, on)
     assert len(result.problems) == len(expected), result.problems
     for problem, wanted in zip(result.problems, expected, strict=True):
-        assert wanted in problem
-    assert result.status == ("failed" if expected else "passed")
+        assert wanted in problem, (wanted, result.problems)
+    assert result.status == status
+    assert (result.set, result.expect) == ("current", expect)
     assert result.digest == reproduced.digest(spec)
-    if not expected:
+    if status == "passed" and expect == "fails":
         assert result.signatures == ("Expected more than 1 value per channel when training",)
         assert result.failing.exit_code == 1 and ITS_ERROR in result.failing.output
         assert result.fixed.exit_code == 0 and result.fixed.output == "ok"
+
+
+def test_a_set_of_other_releases_comes_first_on_the_path(
+    enc: Encyclopedia, index: diagnose.Index, fake_torch: str, tmp_path: Path
+) -> None:
+    """An overlay folder (what `make reproduce` installs from reproduce-sets/NAME.txt) shadows
+    the interpreter's own package; the versions on record are the overlay's."""
+    sets = tmp_path / "sets"
+    package = sets / "old" / "torch"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text('__version__ = "1.0.0+old"\n')
+    box = reproduce.boxed(fake_torch, ROOT, overlays=[sets / "old"])
+    found = reproduce.release_sets(sets)
+    assert list(found) == ["current", "old"]
+    env = reproduce.environment(box, found["old"])
+    assert env.versions == ("torch 1.0.0+old",)
+    spec = _spec(failing="import torch\nprint(torch.__version__)\n")
+    run, text = reproduce.run_script(box, spec.failing, spec, found["old"])
+    assert run.exit_code == 0 and text.strip() == "1.0.0+old"
+    assert reproduce.environment(box, found["current"]).versions == ("torch 9.9.9+stand-in",)
 
 
 def _alive(marker: str) -> list[str]:
@@ -171,12 +230,13 @@ def test_time_limit_stops_the_script_and_what_it_started(
 ) -> None:
     marker = f"limit-{os.getpid()}-{time.monotonic_ns()}"
     spec = _spec(failing=ESCAPE.format(marker=marker, tail="time.sleep(120)"), timeout=5)
-    env = reproduce.environment(box)
+    env = reproduce.environment(box, reproduce.ReleaseSet("current"))
     result = reproduce.reproduce_one(enc.pages[ENTRY], spec, index, box, env)
     assert result.failing.exit_code is None
     assert result.failing.output == "started"
     assert 5 <= result.failing.seconds < 30
     assert "past its 5 s limit" in result.problems[0]
+    assert result.status == "broken"  # a time limit says nothing about the entry
     _wait_gone(marker)
 
 
@@ -204,11 +264,16 @@ def test_the_end_of_a_long_output_is_kept(box: sandbox.Box) -> None:
     assert run.output.splitlines()[-1] == "line 99"
 
 
-def _result(entry_id: str, status: reproduced.Status = "passed") -> reproduced.Reproduction:
+def _result(
+    entry_id: str, status: reproduced.Status = "passed", on: str = "current"
+) -> reproduced.Reproduction:
     run = reproduced.Run(1, 1.5, "out")
     return reproduced.Reproduction(
         entry_id,
         "0" * 16,
+        on,
+        "fails",
+        ("torch 2.14.1", "transformers 5.24.0"),
         status,
         (),
         run,
@@ -225,32 +290,67 @@ def _result(entry_id: str, status: reproduced.Status = "passed") -> reproduced.R
 def test_results_file_round_trip_and_merge(tmp_path: Path) -> None:
     path = tmp_path / "results.json"
     reproduced.write_results(path, [_result("a"), _result("b")], merge=True)
-    reproduced.write_results(path, [_result("b", "failed")], merge=True)
+    reproduced.write_results(path, [_result("b", "failed"), _result("b", "broken", "old")], True)
     results, problems = reproduced.read_results(path)
     assert problems == []
-    assert results == {"a": _result("a"), "b": _result("b", "failed")}
+    assert results == {
+        ("a", "current"): _result("a"),
+        ("b", "current"): _result("b", "failed"),
+        ("b", "old"): _result("b", "broken", "old"),
+    }
     reproduced.write_results(path, [_result("c")], merge=False)
-    assert list(reproduced.read_results(path)[0]) == ["c"]
+    assert list(reproduced.read_results(path)[0]) == [("c", "current")]
     assert not list(tmp_path.glob("*.tmp"))
 
 
-def _entry_page(enc: Encyclopedia, results: dict[str, reproduced.Reproduction]) -> str:
-    pages = render_site(dataclasses.replace(enc, reproduced=results), None, ROOT / "nowhere")
-    return next(p.markdown for p in pages if p.src_uri == f"data/{ENTRY}.md")
+def _entry_page(enc: Encyclopedia, *results: reproduced.Reproduction) -> str:
+    by_key = {(r.id, r.set): r for r in results}
+    pages = render_site(dataclasses.replace(enc, reproduced=by_key), None, ROOT / "nowhere")
+    markdown = next(p.markdown for p in pages if p.src_uri == f"data/{ENTRY}.md")
+    return html.unescape(markdown)  # the Markdown escapes of punctuation, undone
 
 
 def test_page_says_when_and_with_what_it_was_reproduced(enc: Encyclopedia) -> None:
     spec = enc.pages[ENTRY].entry.reproduce
     assert spec is not None
     current = dataclasses.replace(_result(ENTRY), digest=reproduced.digest(spec))
-    page = _entry_page(enc, {ENTRY: current})
+    page = _entry_page(enc, current)
     assert "## Reproduce it" in page
-    assert "Reproduced with PyTorch 2.14.1</strong>" in page.replace("&#46;", ".")
+    assert "<strong>Reproduced</strong> with torch 2.14.1, transformers 5.24.0 (Python" in page
     failed = dataclasses.replace(current, status="failed", problems=("the fixed script failed",))
-    assert "Did not reproduce" in _entry_page(enc, {ENTRY: failed})
-    # A result of other scripts than the entry holds now is not claimed.
-    stale = _entry_page(enc, {ENTRY: _result(ENTRY)})
-    assert "Reproduced with" not in stale and "Not run yet in this form" in stale
+    assert "Not as the entry says</strong> with torch 2.14.1" in _entry_page(enc, failed)
+    broken = dataclasses.replace(current, status="broken", problems=("an import failed",))
+    assert "Could not run</strong>" in _entry_page(enc, broken)
+    # A result of other scripts than the entry holds now, or of a set it does not name, or of
+    # another expectation, is not claimed.
+    for other in (
+        _result(ENTRY),
+        dataclasses.replace(current, set="old"),
+        dataclasses.replace(current, expect="runs"),
+    ):
+        stale = _entry_page(enc, other)
+        assert "Reproduced</strong>" not in stale and "Not run yet in this form" in stale
+
+
+def test_page_shows_each_side_of_a_version_boundary(tmp_path: Path) -> None:
+    sets = "  sets:\n    - set: current\n    - set: old\n      expect: runs\n"
+    sets += "      note: The old release has no such check.\n"
+    enc = build_encyclopedia(_entries_with_stand_in_scripts(tmp_path, sets))
+    spec = enc.pages[ENTRY].entry.reproduce
+    assert spec is not None and [r.set for r in spec.runs] == ["current", "old"]
+    now = dataclasses.replace(_result(ENTRY), digest=reproduced.digest(spec))
+    before = dataclasses.replace(
+        now, set="old", expect="runs", versions=("torch 2.14.1", "transformers 4.45.2")
+    )
+    text = _entry_page(enc, now, before)
+    assert "<strong>Reproduced</strong> with torch 2.14.1, transformers 5.24.0" in text
+    assert (
+        "<strong>Absent, as the entry says</strong>, with torch 2.14.1, transformers 4.45.2"
+        in text
+    )
+    assert "The old release has no such check." in text
+    assert text.count("Output of the failing script with ") == 2
+    assert "Not run yet in this form on the <code>old</code> releases" in _entry_page(enc, now)
 
 
 def test_shipped_results_are_current_and_passing(enc: Encyclopedia) -> None:
@@ -261,14 +361,16 @@ def test_shipped_results_are_current_and_passing(enc: Encyclopedia) -> None:
         spec = page.entry.reproduce
         if spec is None or spec.needs != "cpu":
             continue
-        result = enc.reproduced.get(page.id)
-        if result is None or not result.current(spec) or result.status != "passed":
-            stale.append(page.id)
+        for run_on, result in reproduced.runs_of(enc.reproduced, page.id, spec):
+            if result is None or result.status != "passed":
+                stale.append(f"{page.id} on {run_on.set}")
     assert stale == [], "run `make reproduce` and commit entries/_reproduced.json"
     assert sum(1 for p in enc.pages.values() if p.entry.reproduce) >= 12
 
 
-def _entries_with_stand_in_scripts(tmp_path: Path) -> Path:
+def _entries_with_stand_in_scripts(tmp_path: Path, more: str = "") -> Path:
+    """A copy of the shipped entries whose ENTRY reproducer prints its error without torch,
+    with `more` (YAML lines) added to its section."""
     entries = tmp_path / "entries"
     shutil.copytree(ROOT / "entries", entries)
     (entries / reproduced.RESULTS_FILE).unlink()
@@ -280,6 +382,7 @@ def _entries_with_stand_in_scripts(tmp_path: Path) -> Path:
         "reproduce:\n  about: stand-in\n  failing: |\n"
         + textwrap.indent(_prints(ITS_ERROR, 1), "    ")
         + "  fixed: |\n    print('ok')\n"
+        + more
     )
     path.write_text(text[:start] + section + text[end:])
     return entries
@@ -300,17 +403,18 @@ def test_cli_runs_writes_results_and_exits_by_outcome(fake_torch: str, tmp_path:
     ]
     passed = CliRunner().invoke(main, [*args, "--color", "never"])
     assert passed.exit_code == 0, passed.output
-    assert f"pass {ENTRY}" in passed.output
-    assert "1 of 1 reproducers passed (PyTorch 9.9.9+stand-in" in passed.output
-    assert reproduced.read_results(out)[0][ENTRY].status == "passed"
+    assert f"pass {ENTRY} on current (torch 9.9.9+stand-in;" in passed.output
+    assert "1 of 1 reproducer runs passed" in passed.output
+    assert reproduced.read_results(out)[0][ENTRY, "current"].status == "passed"
     # The shipped script needs the real torch: with the stand-in it fails, and says why.
     failed = CliRunner().invoke(
         main, ["reproduce", ENTRY, "--python", fake_torch, "--color", "never"]
     )
-    assert failed.exit_code == 1
-    assert f"FAIL {ENTRY}" in failed.output
+    assert failed.exit_code == 4  # broken, not failed: the entry is not shown wrong
+    assert f"BROKEN {ENTRY} on current" in failed.output
     assert "output of the failing script (exit code 1):" in failed.output
     assert "ImportError: cannot import name 'nn' from 'torch'" in failed.output
+    assert f"broken: {ENTRY} on current" in failed.output
 
 
 def test_cli_refuses_what_it_cannot_run(tmp_path: Path) -> None:
