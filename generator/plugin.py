@@ -23,7 +23,7 @@ from mkdocs.structure.files import File, Files
 from mkdocs.structure.nav import Navigation, Section
 from mkdocs.structure.pages import Page
 
-from . import csp, fulltext
+from . import csp, fulltext, livereload
 from .files import linked_files
 from .finish import finish_page
 from .lean import Spool, Stash
@@ -342,6 +342,8 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
 
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         self._drop_spool()
+        if self.serving:
+            livereload.write_script(Path(config.site_dir))  # the reload poller the pages load
         if not self.config.full_text:
             return
         if self.dirty:
@@ -393,6 +395,7 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
         return self._finish(output_content, template_name, False)
 
     def on_serve(self, server: Any, *, config: MkDocsConfig, builder: Any) -> Any:
+        livereload.install(server)  # a poller the page policy lets run, not an inline script
         if self.dirty:
             server.builder = self.preview.builds.builder(server.builder, self._quick_rebuild)
         entries = str(self._path(config, self.config.entries_dir))

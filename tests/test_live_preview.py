@@ -13,6 +13,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -160,5 +161,43 @@ def test_an_entries_folder_that_goes_and_comes_back_is_watched_again(tmp_path: P
         wait_for(lambda: "Alpha after return" in (fetch(url) or ""), "an edit after the return")
         assert server.poll() is None
     finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+@pytest.mark.browser
+def test_the_open_page_reloads_itself_under_its_policy(tmp_path: Path, chromium: Any) -> None:
+    """As `make serve` runs it: an entry page open in Chromium reloads itself when the entry is
+    saved (the poller is a file the page policy allows, not MkDocs' inline script), and the
+    policy blocks nothing on the way."""
+    entries, server, site, _ = start_serving(tmp_path, ["--dirty"])
+    entry = entries / "memory" / "alpha-oom.yaml"
+    url = site + "memory/alpha-oom/"
+    context = chromium.new_context()  # type: ignore[attr-defined]
+    try:
+        wait_for(lambda: "Alpha out of memory" in (fetch(url) or ""), "first build")
+        page = context.new_page()
+        refused: list[str] = []
+        page.on("console", lambda m: refused.append(m.text) if "Refused" in m.text else None)
+        page.goto(url)
+        page.wait_for_load_state("load")
+        page.evaluate("window.notReloaded = true")
+        assert "/_preview/livereload.js" in page.content()
+        entry.write_text(
+            entry.read_text().replace("title: Alpha out of memory", "title: Alpha reloaded")
+        )
+        # Read through the driver, not a page function: the policy rightly refuses eval.
+        shown = "!window.notReloaded && document.body.innerText.includes('Alpha reloaded')"
+
+        def reloaded() -> bool:
+            try:
+                return bool(page.evaluate(shown))
+            except Exception:  # the page is navigating: its context is gone for a moment
+                return False
+
+        wait_for(reloaded, "the open page to reload itself with the edit")
+        assert refused == [], refused
+    finally:
+        context.close()
         server.terminate()
         server.wait(timeout=10)

@@ -1,0 +1,85 @@
+"""Live reload under the site's Content-Security-Policy, for `mkdocs serve` only.
+
+MkDocs' server writes its reload poller into every page it serves as an inline script, which the
+policy (csp.py) rightly blocks, so an open page never reloaded. While serving, the plugin has the
+server write a `<script src>` to a file of the preview's own instead, with the page's epoch and
+request id as data attributes; the file (allowed as `'self'`) runs the same long poll against the
+server's `/livereload/<epoch>/<request>` endpoint. A built site has neither the file nor the tag.
+The diagnose page may connect nowhere, so it does not reload itself: reload it by hand.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from pathlib import Path
+from typing import Any
+
+# Where the poller lives in the preview's site folder.
+SCRIPT_PATH = "_preview/livereload.js"
+
+# MkDocs' protocol: GET /livereload/<epoch>/<request> answers with the newest epoch once it is
+# newer than <epoch> (or after a while, with the same one); a newer one means reload.
+SCRIPT = """(function () {
+  var me = document.currentScript;
+  var epoch = parseFloat(me.dataset.epoch), request = me.dataset.request;
+  var req, timeout;
+  function poll() {
+    req = new XMLHttpRequest();
+    req.onloadend = function () {
+      if (parseFloat(this.responseText) > epoch) {
+        location.reload();
+      } else {
+        timeout = setTimeout(poll, this.status === 200 ? 0 : 3000);
+      }
+    };
+    req.open("GET", "/livereload/" + epoch + "/" + request);
+    req.send();
+  }
+  function stop() {
+    if (req) req.abort();
+    if (timeout) clearTimeout(timeout);
+    req = timeout = undefined;
+  }
+  window.addEventListener("load", function () {
+    if (document.visibilityState === "visible") poll();
+  });
+  document.addEventListener("visibilitychange", function () {
+    document.visibilityState === "visible" ? poll() : stop();
+  });
+})();
+"""
+
+_requests = itertools.count(int(time.time() * 1000))
+
+
+def tag(epoch: int) -> bytes:
+    """The script element for one served page: a file, not inline code, so the policy runs it."""
+    return b'<script src="/%s" data-epoch="%d" data-request="%d"></script>' % (
+        SCRIPT_PATH.encode(),
+        epoch,
+        next(_requests),
+    )
+
+
+def inject(content: bytes, epoch: int) -> bytes:
+    """`content` (an HTML page) with the poller's tag before `</body>`, where MkDocs puts its
+    inline script."""
+    at = content.rfind(b"</body>")
+    at = len(content) if at < 0 else at
+    return content[:at] + tag(epoch) + content[at:]
+
+
+def write_script(site_dir: Path) -> None:
+    path = site_dir / SCRIPT_PATH
+    if not path.is_file() or path.read_text(encoding="utf-8") != SCRIPT:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(SCRIPT, encoding="utf-8")
+
+
+def install(server: Any) -> None:
+    """Have MkDocs' live-reload server write the tag instead of its inline script. MkDocs calls
+    `server._inject_js_into_html(content, epoch)` for every page it serves; a server without
+    that hook (another MkDocs) is left as it is."""
+    if callable(getattr(server, "_inject_js_into_html", None)):
+        server._inject_js_into_html = inject
