@@ -217,6 +217,24 @@ def signatures(loaded: Loaded) -> list[Problem]:
     return problems
 
 
+def only_context_signatures(loaded: Loaded) -> list[Problem]:
+    """Signatures that are all context ones: they count only beside a primary signature of the
+    same entry, so the entry could never be diagnosed."""
+    sigs = loaded.entry.signatures
+    if not sigs or any(not sig.context for sig in sigs):
+        return []
+    return [
+        problem_at(
+            loaded,
+            ("signatures",),
+            "every signature is a context one, which counts only beside a primary signature of "
+            "this entry: the entry can never be diagnosed",
+            "drop `context: true` from the text that identifies the failure on its own, or "
+            "remove `signatures` if no printed text does",
+        )
+    ]
+
+
 def unproven_signatures(entries: Sequence[Loaded]) -> list[Problem]:
     """A primary signature must be provable: an example log of its entry holds it, or it names
     the release file it is printed from (`source`, which `encyclopedia verify` confirms), or an
@@ -349,7 +367,8 @@ def reproducers(loaded: Loaded) -> list[Problem]:
 
 def entry_problems(loaded: Loaded) -> list[Problem]:
     """The rules that read one entry alone."""
-    return placeholders(loaded) + references(loaded) + signatures(loaded) + reproducers(loaded)
+    problems = placeholders(loaded) + references(loaded) + signatures(loaded)
+    return problems + only_context_signatures(loaded) + reproducers(loaded)
 
 
 RuleMemo = dict[int, tuple[Loaded, list[Problem]]]
