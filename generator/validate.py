@@ -140,7 +140,19 @@ def _too_long(e: _Error) -> tuple[str, str]:
     )
 
 
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _wrong_kind(expected: str, e: _Error) -> tuple[str, str]:
+    if expected == "text" and isinstance(e.value, dict) and len(e.value) == 1:
+        # `- Run the check: it passes` is YAML for a one-key mapping: the colon did it.
+        key, value = (_short(str(part)) for part in next(iter(e.value.items())))
+        return (
+            f"`{e.name}` should be text, but the `: ` after `{key}` makes YAML read it as a "
+            f"mapping of `{key}` to `{value}`",
+            'put the whole text in double quotes ("...: ..."), or write it as a `>-` block',
+        )
     return (
         f"`{e.name}` should be {expected}, not {_yaml_kind(e.value)}",
         f"write {expected} here (quote text such as `yes`, `no` or numbers)",
