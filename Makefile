@@ -36,7 +36,7 @@ verify: $(SERVE_STAMP)
 	$(BIN)/encyclopedia verify
 
 # make new ID=nccl-ib-timeout CATEGORY=distributed [TITLE="NCCL InfiniBand timeout"]
-new: $(STAMP)
+new: $(SERVE_STAMP)
 	$(BIN)/encyclopedia new "$(ID)" --category "$(CATEGORY)" $(if $(TITLE),--title "$(TITLE)")
 
 bench: $(STAMP)
