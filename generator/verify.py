@@ -54,6 +54,9 @@ PACKAGES = {
     "numpy": "numpy",
     "torchao": "torchao",
     "optimum": "optimum",
+    "torchvision": "torchvision",
+    "torchaudio": "torchaudio",
+    "protobuf": "protobuf",
 }
 # Names whose versions the index does not hold: a version after one is not checked.
 OTHERS = (

@@ -179,6 +179,10 @@ MENTION_CASES = [
     ("PyTorch 2.0.x and earlier; Python 3.12 prints it", [("torch", "2.0.x")]),
     ("flash-attn 2.5.5 for head dim 256 (PR 3656, pytorch#105309)", [("flash-attn", "2.5.5")]),
     ("sm_100 with CUDA 12.8; PyTorch Lightning 2.4", [("pytorch-lightning", "2.4")]),
+    (
+        "torchvision 0.22.1 requires `torch==2.7.1`, torchaudio 2.5.1 `torch==2.5.1`",
+        [("torchvision", "0.22.1"), ("torch", "2.7.1"), ("torchaudio", "2.5.1"), ("torch", "2.5.1")],
+    ),
 ]
 
 
