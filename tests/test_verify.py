@@ -181,7 +181,12 @@ MENTION_CASES = [
     ("sm_100 with CUDA 12.8; PyTorch Lightning 2.4", [("pytorch-lightning", "2.4")]),
     (
         "torchvision 0.22.1 requires `torch==2.7.1`, torchaudio 2.5.1 `torch==2.5.1`",
-        [("torchvision", "0.22.1"), ("torch", "2.7.1"), ("torchaudio", "2.5.1"), ("torch", "2.5.1")],
+        [
+            ("torchvision", "0.22.1"),
+            ("torch", "2.7.1"),
+            ("torchaudio", "2.5.1"),
+            ("torch", "2.5.1"),
+        ],
     ),
 ]
 
