@@ -71,7 +71,9 @@ def run_script(
 
 def _primary_matches(index: diagnose.Index, page: Page, output: str) -> tuple[str | None, set[str]]:
     found = diagnose.diagnose(index, io.BytesIO(output.encode())).matches
-    primary = {s.text for s in page.entry.signatures if not s.context}
+    # A symptom row's own primary signature identifies the entry too (a silent entry's only ones).
+    rows = [sig for symptom in page.entry.symptoms for sig in symptom.signatures]
+    primary = {s.text for s in [*page.entry.signatures, *rows] if not s.context}
     first = found[0].id if found else None
     mine = next((m for m in found if m.id == page.id), None)
     matched = {e.signature for e in mine.evidence} & primary if mine else set()

@@ -170,6 +170,21 @@ def test_judgement(
         assert result.fixed.exit_code == 0 and result.fixed.output == "ok"
 
 
+def test_a_symptom_rows_own_signature_identifies_a_silent_entry(
+    enc: Encyclopedia, index: diagnose.Index, box: sandbox.Box
+) -> None:
+    """An entry without signatures of its own (a failure no one line names) is still shown by
+    a reproducer whose output holds the primary signature of one of its symptom rows."""
+    silent = enc.pages["peft-adapter-has-no-effect"]
+    assert not silent.entry.signatures
+    line = "UserWarning: Found missing adapter keys while loading the checkpoint: ['x.lora_A']"
+    spec = _spec(failing=_prints(line, 1))
+    env = reproduce.environment(box, reproduce.ReleaseSet("current"))
+    result = reproduce.reproduce_one(silent, spec, index, box, env)
+    assert result.status == "passed", result.problems
+    assert result.signatures == ("Found missing adapter keys while loading the checkpoint",)
+
+
 def test_a_set_of_other_releases_comes_first_on_the_path(
     enc: Encyclopedia, index: diagnose.Index, fake_torch: str, tmp_path: Path
 ) -> None:
