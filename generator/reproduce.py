@@ -70,14 +70,17 @@ def run_script(
 
 
 def _primary_matches(index: diagnose.Index, page: Page, output: str) -> tuple[str | None, set[str]]:
+    """The entry the output diagnoses to first, and which of this entry's primary signatures
+    (its own or a symptom row's) the output holds. The second is asked of an index of those
+    signatures alone: a diagnosis keeps only the first few lines of evidence, and a traceback's
+    context lines can come before the error line."""
     found = diagnose.diagnose(index, io.BytesIO(output.encode())).matches
-    # A symptom row's own primary signature identifies the entry too (a silent entry's only ones).
-    rows = [sig for symptom in page.entry.symptoms for sig in symptom.signatures]
-    primary = {s.text for s in [*page.entry.signatures, *rows] if not s.context}
-    first = found[0].id if found else None
-    mine = next((m for m in found if m.id == page.id), None)
-    matched = {e.signature for e in mine.evidence} & primary if mine else set()
-    return first, matched
+    record = exports.signature_record(page, "/")
+    primary = [s for s in record["signatures"] if not s["context"]]
+    alone = diagnose.Index.from_export([{**record, "causes": [], "signatures": primary}])
+    mine = diagnose.diagnose(alone, io.BytesIO(output.encode())).matches
+    matched = {e.signature for m in mine for e in m.evidence}
+    return (found[0].id if found else None), matched
 
 
 @dataclass(frozen=True)

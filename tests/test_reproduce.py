@@ -170,6 +170,24 @@ def test_judgement(
         assert result.fixed.exit_code == 0 and result.fixed.output == "ok"
 
 
+def test_the_error_line_counts_after_many_context_lines(
+    enc: Encyclopedia, index: diagnose.Index, box: sandbox.Box
+) -> None:
+    """A diagnosis keeps only its first few lines of evidence; a traceback whose frames (the
+    entry's context signatures) come first still shows the entry's primary signature to the
+    judge."""
+    page = enc.pages["torch-compile-backend-compiler-failed"]
+    context = [s.text for s in page.entry.signatures if s.context and "*" not in s.text]
+    primary = next(s.text for s in page.entry.signatures if not s.context and "*" not in s.text)
+    assert len(context) > diagnose.MAX_EVIDENCE
+    text = "\n".join([*context, primary]) + "\n"
+    code = f"import sys\nsys.stderr.write({text!r})\nsys.exit(1)\n"
+    env = reproduce.environment(box, reproduce.ReleaseSet("current"))
+    result = reproduce.reproduce_one(page, _spec(failing=code), index, box, env)
+    assert result.status == "passed", result.problems
+    assert primary in result.signatures
+
+
 def test_a_symptom_rows_own_signature_identifies_a_silent_entry(
     enc: Encyclopedia, index: diagnose.Index, box: sandbox.Box
 ) -> None:
