@@ -378,8 +378,7 @@ def test_page_shows_each_side_of_a_version_boundary(tmp_path: Path) -> None:
     text = _entry_page(enc, now, before)
     assert "<strong>Reproduced</strong> with torch 2.14.1, transformers 5.24.0" in text
     assert (
-        "<strong>Absent, as the entry says</strong>, with torch 2.14.1, transformers 4.45.2"
-        in text
+        "<strong>Absent, as the entry says</strong>, with torch 2.14.1, transformers 4.45.2" in text
     )
     assert "The old release has no such check." in text
     assert text.count("Output of the failing script with ") == 2
