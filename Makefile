@@ -14,11 +14,11 @@ export NO_MKDOCS_2_WARNING = 1
 $(SERVE_STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e '.[site]'
 	touch $(SERVE_STAMP)
 
 $(STAMP): $(SERVE_STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[site,test]'
 	touch $(STAMP)
 
 serve: $(SERVE_STAMP)

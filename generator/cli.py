@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import difflib
+import importlib
 import json
 import os
-import re
 import sys
 import textwrap
 from pathlib import Path
@@ -13,28 +13,9 @@ from typing import Any
 
 import click
 
-from . import (
-    diagnose,
-    exports,
-    fulltext,
-    ranklogs,
-    releases,
-    reproduce,
-    reproduced,
-    runwrap,
-    sources,
-    terminal,
-    tree,
-    verify,
-)
-from .finish import finish_site
-from .load import CATEGORY_FILE, LoadCache, load_all
-from .model import is_slug
-from .pipeline import build_encyclopedia, build_site
+from . import diagnose, ranklogs, runwrap, sources, terminal
 from .problems import EntryError, Problem
-from .render import TEMPLATES
-from .text import paragraphs, refused_character, visible
-from .validate import did_you_mean
+from .text import paragraphs, visible
 
 # Exit codes: 0 clean, 1 problems found, 2 usage errors (click's own code for bad usage),
 # 3 the package index could not be asked (verify) and the cache did not hold the answer,
@@ -47,11 +28,6 @@ BROKEN = 4
 
 def _entries_dir(value: str | None) -> Path:
     return Path(value) if value else Path("entries")
-
-
-def _checkout(entries_dir: str | None) -> Path:
-    """The folder that holds the entries: what a reproducer's box hides."""
-    return _entries_dir(entries_dir).resolve().parent
 
 
 def _emit(problems: list[Problem], fmt: str) -> None:
@@ -80,287 +56,73 @@ def _emit(problems: list[Problem], fmt: str) -> None:
             click.echo(str(p))
 
 
-# How `check` and `verify` print problems.
-FORMAT_OPTION = click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "github", "json"]),
-    default="text",
-    show_default=True,
-    help="How to print problems.",
-)
+# The contributor and site tools, by command name: in cli_site.py, which imports the site's
+# stack (pydantic, Jinja2, MkDocs' helpers), loaded only when one of them runs or is listed.
+SITE_COMMANDS = {
+    "check": "check",
+    "verify": "verify_command",
+    "export": "export",
+    "render": "render",
+    "finish": "finish",
+    "new": "new",
+    "reproduce": "reproduce_command",
+}
+USER_COMMANDS = ("run", "diagnose", "explain")
+SITE_EXTRA = "pip install 'ml-failure-encyclopedia[site]'"
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-def main() -> None:
-    """Build, check and query the ML training failure encyclopedia."""
-
-
-@main.command()
-@click.argument("paths", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
-@FORMAT_OPTION
-def check(paths: tuple[Path, ...], entries_dir: str | None, fmt: str) -> None:
-    """Validate entries and the links between them: all of them, or only report on PATHS.
-
-    Cross-entry checks (related ids, duplicate ids and signatures) always read every entry."""
-    root = _entries_dir(entries_dir)
-    outside = [p for p in paths if not p.resolve().is_relative_to(root.resolve())]
-    if outside:
-        # Checking a file means checking it with the entries it links to, so a file outside the
-        # entries folder would be silently skipped, not checked.
-        raise click.UsageError(
-            f"{outside[0]} is not inside the entries folder {root}; pass the folder that holds "
-            "its category folder with --entries DIR"
-        )
-    wanted = {_shown(p, root) for p in paths}
-    cache = LoadCache()  # the length notes read the same files again: parsed once
+def _site_command(name: str) -> click.Command:
+    """A site tool, or, where the package was installed without its site extra, a command that
+    says how to get it."""
     try:
-        build_encyclopedia(root, cache)
-        problems: list[Problem] = []
-    except EntryError as err:
-        problems = [p for p in err.problems if not wanted or p.path in wanted]
-    if _report(problems, fmt):
-        _length_notes(root, wanted, cache)
-        what = f"{len(paths)} file(s)" if paths else "every entry"
-        click.echo(f"checked {what}: no problems.", err=True)
+        module = importlib.import_module(".cli_site", __package__)
+    except ImportError as err:
+        missing = err.name or "a package"
 
-
-def _report(problems: list[Problem], fmt: str) -> bool:
-    """Print the problems and exit 1, or print the empty JSON list; True when a text summary
-    of success is the caller's to print."""
-    if problems:
-        _emit(sorted(problems), fmt)
-        if fmt == "text":
-            click.echo(f"{len(problems)} problem(s) found.", err=True)
-        sys.exit(PROBLEMS)
-    if fmt == "json":
-        click.echo("[]")
-    return fmt == "text"
-
-
-def _length_notes(root: Path, wanted: set[str], cache: LoadCache) -> None:
-    """Length warnings: each one for the files named, a count for the whole folder."""
-    from .rules import length_warnings
-
-    found = [w for e in load_all(root, cache).entries for w in length_warnings(e)]
-    if wanted:
-        for w in found:
-            if w.path in wanted:
-                click.echo(f"{w.path}:{w.line}:{w.col}: warning: {w.message}; {w.fix}", err=True)
-    elif found:
-        files = len({w.path for w in found})
-        click.echo(
-            f"{len(found)} length warning(s) in {files} entries; name a file to see its own",
-            err=True,
-        )
-
-
-@main.command("verify")
-@click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
-@click.option("--offline", is_flag=True, help="Read only the cache; never ask the index.")
-@click.option(
-    "--requirements",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("scripts/reproduce-requirements.txt"),
-    show_default=True,
-    help="The reproducers' pins, checked too with the sets in reproduce-sets/ beside it "
-    "(skipped when missing).",
-)
-@FORMAT_OPTION
-def verify_command(entries_dir: str | None, offline: bool, requirements: Path, fmt: str) -> None:
-    """Check against the package index what it can prove: each signature's `source` release
-    holds its text, each version `applies_to` names is a release, each reproducer pin exists.
-    Downloads are cached (see generator/releases.py); exits 3 when the index cannot be reached
-    and the cache lacks the answer."""
-    root = _entries_dir(entries_dir)
-    cache = LoadCache()  # the records verify reads are the ones the build just parsed
-    try:
-        build_encyclopedia(root, cache)  # what check finds first: verify reads valid entries
-    except EntryError as err:
-        _emit(err.problems, fmt)
-        sys.exit(PROBLEMS)
-    index = releases.PackageIndex(offline=offline)
-    loaded = load_all(root, cache).entries
-    try:
-        problems = verify.verify(loaded, index, requirements)
-    except releases.IndexUnreachable as err:
-        click.echo(
-            f"encyclopedia verify: {err}; connect to the package index, or fill the cache "
-            f"({index.root}) on a machine that can",
-            err=True,
-        )
-        sys.exit(UNREACHABLE)
-    if _report(problems, fmt):
-        click.echo(
-            f"verified {len(loaded)} entries against the package index: no problems.", err=True
-        )
-
-
-def _shown(path: Path, root: Path) -> str:
-    """A path as problems name it: relative to the folder that holds the entries folder."""
-    try:
-        return path.resolve().relative_to(root.resolve().parent).as_posix()
-    except ValueError:
-        return path.as_posix()
-
-
-@main.command()
-@click.argument("out_dir", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
-@click.option("--base-url", default="/", show_default=True, help="Prefix of page URLs.")
-def export(out_dir: Path, entries_dir: str | None, base_url: str) -> None:
-    """Write entries.json, signatures.json, schema.json, categories.json and tags.json."""
-    try:
-        enc = build_encyclopedia(_entries_dir(entries_dir))
-    except EntryError as err:
-        _emit(err.problems, "text")
-        sys.exit(PROBLEMS)
-    files = exports.export_files(enc, base_url)
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        for name, text in files.items():
-            # each file appears whole or not at all: written beside its name, then renamed
-            part = out_dir / f".{name}.part"
-            part.write_text(text, encoding="utf-8")
-            os.replace(part, out_dir / name)
-            click.echo(out_dir / name)
-    except OSError as err:
-        raise click.UsageError(f"cannot write to {out_dir}: {err.strerror}") from None
-
-
-def _asset_files(assets: Path) -> dict[str, bytes]:
-    """The hand-written pages and static files, by path inside the folder (dotfiles left out,
-    as builders leave them out). A link is refused, not followed: it would publish its target."""
-    files: dict[str, bytes] = {}
-    for path in sorted(assets.rglob("*")):
-        rel = path.relative_to(assets)
-        if any(part.startswith(".") for part in rel.parts):
-            continue
-        if path.is_symlink():
+        @click.command(name, context_settings={"ignore_unknown_options": True})
+        @click.argument("args", nargs=-1, type=click.UNPROCESSED)
+        def unavailable(args: tuple[str, ...]) -> None:
             raise click.UsageError(
-                f"{path} is a link: the site would publish what it points to; copy the file in"
+                f"`encyclopedia {name}` is a site tool and needs {missing}: {SITE_EXTRA}"
             )
-        if path.is_file():
-            files[rel.as_posix()] = path.read_bytes()
-    return files
+
+        unavailable.short_help = "(a site tool: install the [site] extra)"
+        return unavailable
+    command: click.Command = getattr(module, SITE_COMMANDS[name])
+    return command
 
 
-@main.command()
-@click.argument("out_dir", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
-@click.option(
-    "--assets",
-    type=click.Path(file_okay=False, exists=True, path_type=Path),
-    default="site_assets",
-    show_default=True,
-    help="Hand-written pages, CSS and JavaScript copied in beside the generated pages.",
-)
-@click.option(
-    "--overrides",
-    type=click.Path(file_okay=False, path_type=Path),
-    default="overrides/encyclopedia",
-    show_default=True,
-    help="Templates that replace the generator's own of the same name.",
-)
-@click.option("--base-url", default="/", show_default=True, help="Prefix of URLs in the exports.")
-@click.option("--edit-url", default=None, help='"Edit this entry" link; `{path}` is the file.')
-def render(
-    out_dir: Path,
-    entries_dir: str | None,
-    assets: Path,
-    overrides: Path,
-    base_url: str,
-    edit_url: str | None,
-) -> None:
-    """Write the site's docs tree to OUT_DIR: the hand-written pages and assets, every generated
-    page and the exports, for any MkDocs-compatible builder to build (docs_dir: OUT_DIR).
+class _Commands(click.Group):
+    """The user commands come with the light core; the site tools load on demand, and `--help`
+    lists the two kinds apart."""
 
-    Pages of removed entries are deleted; unchanged files keep their bytes and mtime. Nothing
-    is written when an entry has a problem."""
-    try:
-        enc = build_encyclopedia(_entries_dir(entries_dir))
-    except EntryError as err:
-        _emit(err.problems, "text")
-        sys.exit(PROBLEMS)
-    site = build_site(enc, base_url, edit_url, overrides)
-    files = _asset_files(assets)
-    files.update({page.src_uri: page.markdown.encode() for page in site.pages})
-    files.update({name: text.encode() for name, text in site.files.items()})
-    try:
-        written = tree.write_tree(out_dir, files)
-    except (tree.TreeError, OSError) as err:
-        raise click.UsageError(f"cannot write {out_dir}: {err}") from None
-    click.echo(
-        f"{out_dir}: {len(written.changed)} written, {written.unchanged} unchanged, "
-        f"{len(written.removed)} removed"
-    )
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [*USER_COMMANDS, *sorted(SITE_COMMANDS)]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in SITE_COMMANDS and cmd_name not in self.commands:
+            self.add_command(_site_command(cmd_name), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        for title, names in (
+            ("Diagnose a failure", USER_COMMANDS),
+            ("Maintain the entries and the site", sorted(SITE_COMMANDS)),
+        ):
+            rows = []
+            for name in names:
+                command = self.get_command(ctx, name)
+                if command is not None and not command.hidden:
+                    rows.append((name, command.get_short_help_str(formatter.width - 30)))
+            with formatter.section(title):
+                formatter.write_dl(rows)
 
 
-@main.command()
-@click.argument("site_dir", type=click.Path(file_okay=False, exists=True, path_type=Path))
-@click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
-@click.option("--no-full-text", is_flag=True, help="Skip the Pagefind index.")
-def finish(site_dir: Path, entries_dir: str | None, no_full_text: bool) -> None:
-    """Finish SITE_DIR, built by another builder from `encyclopedia render`: each page's
-    Content-Security-Policy (the diagnose page may connect nowhere), the entries' FAQ data, and
-    the Pagefind full-text index. The MkDocs plugin does this itself."""
-    try:
-        enc = build_encyclopedia(_entries_dir(entries_dir))
-    except EntryError as err:
-        _emit(err.problems, "text")
-        sys.exit(PROBLEMS)
-    try:
-        count, summary, odd = finish_site(site_dir, enc, full_text=not no_full_text)
-    except fulltext.FullTextError as err:
-        raise click.UsageError(str(err)) from None
-    if odd:
-        _emit(odd, "text")
-        click.echo(f"{len(odd)} problem(s) found; nothing was finished.", err=True)
-        sys.exit(PROBLEMS)
-    click.echo(f"{site_dir}: {count} pages finished" + (f"; {summary}" if summary else ""))
-
-
-@main.command()
-@click.argument("entry_id", metavar="ID")
-@click.option("--category", required=True, help="The category folder, e.g. memory.")
-@click.option("--title", default=None, help="The entry's title.")
-@click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
-def new(entry_id: str, category: str, title: str | None, entries_dir: str | None) -> None:
-    """Write entries/CATEGORY/ID.yaml from the commented template."""
-    root = _entries_dir(entries_dir)
-    if not is_slug(entry_id):
-        raise click.UsageError(
-            f"`{entry_id}` is not a valid id: use lower-case ASCII letters, "
-            "digits and single hyphens, e.g. `nccl-timeout`"
-        )
-    known = sorted(p.parent.name for p in root.glob(f"*/{CATEGORY_FILE}"))
-    if category not in known:
-        raise click.UsageError(
-            f"unknown category `{category}`; {did_you_mean(category, known)}"
-            f"known categories: {', '.join(known)}"
-        )
-    existing = sorted(root.glob(f"*/{entry_id}.yaml"))
-    if existing:
-        raise click.UsageError(f"an entry `{entry_id}` already exists: {existing[0]}")
-    if title is not None and (refused_character(title) is not None or "\n" in title):
-        raise click.UsageError("the title holds a line break or an invisible character")
-    target = root / category / f"{entry_id}.yaml"
-    template = (TEMPLATES / "entry-template.yaml").read_text(encoding="utf-8")
-    values = {
-        "title": json.dumps(title or entry_id.replace("-", " ").capitalize(), ensure_ascii=False),
-        "category": category,
-        "id": entry_id,
-    }
-    # One pass over the template: a value that holds `{id}` (a title) is not expanded again.
-    text = re.sub(r"\{(title|category|id)\}", lambda m: values[m.group(1)], template)
-    try:
-        with target.open("x", encoding="utf-8") as file:  # never over an existing file or link
-            file.write(text)
-    except OSError as err:
-        raise click.UsageError(f"cannot write {target}: {err.strerror}") from None
-    click.echo(f"wrote {target}")
-    click.echo("next: fill in the TODOs, then run `encyclopedia check` and `make serve`")
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="ml-failure-encyclopedia", prog_name="encyclopedia")
+def main() -> None:
+    """Diagnose ML training failures from their logs, offline, and maintain the encyclopedia's
+    entries."""
 
 
 SITE_URL_HELP = "Site URL for links (default: $ENCYCLOPEDIA_SITE_URL; else site paths)."
@@ -378,7 +140,7 @@ def _source(entries_dir: str | None, site_url: str | None) -> sources.Source:
         raise click.ClickException("the entries have problems; run `encyclopedia check`") from None
 
 
-@main.command()
+@main.command(short_help="Show an entry in the terminal, offline.")
 @click.argument("entry_id", metavar="ID")
 @click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
 @click.option("--site-url", metavar="URL", help=SITE_URL_HELP)
@@ -470,7 +232,7 @@ COLOR_OPTION = click.option(
 )
 
 
-@main.command("diagnose")
+@main.command("diagnose", short_help="Which entries explain a log; nothing is sent anywhere.")
 @click.argument("log", type=click.Path(exists=True, allow_dash=True, path_type=Path), default="-")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--top", type=click.IntRange(min=1), default=None, help="Show at most N entries.")
@@ -518,7 +280,11 @@ def diagnose_command(
     sys.exit(0 if result.matches else PROBLEMS)
 
 
-@main.command("run", context_settings={"ignore_unknown_options": True})
+@main.command(
+    "run",
+    context_settings={"ignore_unknown_options": True},
+    short_help="Run a command; if it fails, say why.",
+)
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
 @click.option("--site-url", metavar="URL", help=SITE_URL_HELP)
@@ -549,116 +315,6 @@ def run_command(
             lines = [f"The diagnosis failed ({finished.diagnosis_error}); the output is as it was."]
         click.echo("\n".join(["", header, *lines]), err=True, color=style.colour)
     sys.exit(finished.status)
-
-
-_MARKS = {"passed": ("pass", "green"), "failed": ("FAIL", "red"), "broken": ("BROKEN", "yellow")}
-
-
-def _reproduction_lines(result: reproduced.Reproduction, style: terminal.Style) -> list[str]:
-    word, colour = _MARKS[result.status]
-    took = f"{result.failing.seconds:.1f} s + {result.fixed.seconds:.1f} s"
-    on = f"{', '.join(result.versions)}; " if result.versions else ""
-    lines = [f"{style.paint(word, colour)} {result.id} on {result.set} ({on}{took})"]
-    if result.status == "passed":
-        return lines
-    for problem in result.problems:
-        lines.append(f"  - {problem}")
-    for name, run in (("failing", result.failing), ("fixed", result.fixed)):
-        if not run.output:
-            continue
-        code = "timed out" if run.exit_code is None else f"exit code {run.exit_code}"
-        lines.append(style.paint(f"  output of the {name} script ({code}):", "dim"))
-        lines.extend("    " + line for line in run.output.splitlines())
-    return lines
-
-
-@main.command("reproduce")
-@click.argument("ids", nargs=-1, metavar="[ID]...")
-@click.option(
-    "--python",
-    default=".venv-torch/bin/python",
-    show_default=True,
-    help="The Python with PyTorch installed that runs the scripts (the site does not need torch).",
-)
-@click.option(
-    "--sets",
-    "sets_folder",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path(".venv-torch/sets"),
-    show_default=True,
-    help="Other sets of releases, one folder each, installed over that Python's (make reproduce "
-    "installs scripts/reproduce-sets/NAME.txt into sets/NAME).",
-)
-@click.option(
-    "--jobs",
-    type=click.IntRange(1, 16),
-    default=2,
-    show_default=True,
-    help="Reproducers run at once (those that start several processes run alone).",
-)
-@click.option("--gpu", is_flag=True, help="Also run reproducers that need a CUDA GPU.")
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the results here (merged with an existing file; entries/_reproduced.json is "
-    "the one the site shows).",
-)
-@click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
-@COLOR_OPTION
-def reproduce_command(
-    ids: tuple[str, ...],
-    python: str,
-    sets_folder: Path,
-    jobs: int,
-    gpu: bool,
-    out: Path | None,
-    entries_dir: str | None,
-    color: str,
-) -> None:
-    """Run the reproducers of the entries IDS (default: all) on each set of releases they name,
-    each failing script and its fixed variant in a box with its time limit. A run passes when
-    the failing script does what the entry says on that set (fails with a primary signature
-    matched and diagnosed to its entry first, or runs through where the entry says the failure
-    is absent) and the fixed script succeeds. Exits 1 when any failed, 4 when none failed but
-    some could not say (a missing package, an import error, a time limit)."""
-    try:
-        enc = build_encyclopedia(_entries_dir(entries_dir))
-    except EntryError as err:
-        _emit(err.problems, "text")
-        sys.exit(PROBLEMS)
-    style = terminal.style_for(sys.stdout, color)
-
-    def show(result: reproduced.Reproduction) -> None:
-        click.echo("\n".join(_reproduction_lines(result, style)), color=style.colour)
-
-    try:
-        results, skipped = reproduce.reproduce_all(
-            enc,
-            python,
-            _checkout(entries_dir),
-            ids,
-            gpu,
-            progress=show,
-            sets_folder=sets_folder,
-            jobs=jobs,
-        )
-    except reproduce.ReproduceError as err:
-        raise click.UsageError(str(err)) from None
-    by_status = {s: [f"{r.id} on {r.set}" for r in results if r.status == s] for s in _MARKS}
-    summary = f"{len(by_status['passed'])} of {len(results)} reproducer runs passed"
-    if skipped:
-        summary += f"; {len(skipped)} need a GPU, skipped (--gpu runs them)"
-    for status in ("failed", "broken"):
-        if by_status[status]:
-            summary += f"; {status}: {', '.join(by_status[status])}"
-    click.echo(summary)
-    if out is not None:
-        try:
-            reproduced.write_results(out, results, merge=True)
-        except OSError as err:
-            raise click.UsageError(f"cannot write {out}: {err.strerror}") from None
-        click.echo(f"results: {out}")
-    sys.exit(PROBLEMS if by_status["failed"] else BROKEN if by_status["broken"] else 0)
 
 
 if __name__ == "__main__":

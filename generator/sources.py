@@ -9,9 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import exports
-from .pipeline import build_encyclopedia
-
 PACKAGE = Path(__file__).resolve().parent
 SHIPPED = PACKAGE / "shipped"
 SHIPPED_FILES = ("entries.json", "signatures.json")
@@ -42,6 +39,10 @@ def load(explicit: str | None, base: str) -> Source:
     EntryError for broken entries and FileNotFoundError when there is nothing to read."""
     folder = entries_folder(explicit)
     if folder is not None:
+        # Reading YAML entries takes the site's stack; the shipped exports take none of it.
+        from . import exports
+        from .pipeline import build_encyclopedia
+
         enc = build_encyclopedia(folder)
         return Source(
             [exports.entry_record(p, base) for p in enc.pages.values()],
@@ -72,6 +73,9 @@ def _rebase(records: list[dict[str, Any]], base: str) -> list[dict[str, Any]]:
 
 def write_shipped(entries: Path, dest: Path) -> list[Path]:
     """Write the shipped exports of `entries` into `dest` (the build step of setup.py)."""
+    from . import exports
+    from .pipeline import build_encyclopedia
+
     files = exports.export_files(build_encyclopedia(entries), "/")
     dest.mkdir(parents=True, exist_ok=True)
     written = []

@@ -96,6 +96,48 @@ def test_diagnose_works_outside_the_repository(installed: Path, elsewhere: Path)
     assert as_json["matches"][0]["url"] == "/distributed/nccl-timeout/"
 
 
+# What the site tools need and the user commands must not load into a training environment.
+SITE_STACK = ("mkdocs", "material", "jinja2", "pydantic", "yaml", "markdown", "pygments")
+
+
+def test_the_user_commands_load_none_of_the_site_stack(installed: Path, elsewhere: Path) -> None:
+    """`run`, `diagnose` and `explain` work from the packaged exports with the core install
+    (click, pyahocorasick); the site tools load only when one of them runs."""
+    log = elsewhere / "train.log"
+    log.write_text(MULTIRANK, encoding="utf-8")
+    probe = textwrap.dedent(f"""
+        import sys
+        from generator import cli
+        for args in (["diagnose", {str(log)!r}], ["explain", "nccl-timeout"],
+                     ["run", "--", sys.executable, "-c", "pass"]):
+            try:
+                cli.main(args, standalone_mode=False)
+            except SystemExit:
+                pass
+        loaded = [m for m in {SITE_STACK!r} if m in sys.modules]
+        print("LOADED", loaded, "generator.cli_site" in sys.modules)
+    """)
+    found = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=elsewhere,
+        env=env(installed),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "LOADED [] False" in found.stdout, found.stdout + found.stderr
+
+
+def test_help_lists_the_user_commands_first_and_has_a_version(
+    installed: Path, elsewhere: Path
+) -> None:
+    shown = cli(installed, elsewhere, "--help").stdout
+    assert shown.index("Diagnose a failure") < shown.index("run ") < shown.index("Maintain")
+    assert shown.index("diagnose ") < shown.index("check ")
+    version = cli(installed, elsewhere, "--version")
+    assert version.returncode == 0 and version.stdout.startswith("encyclopedia, version ")
+
+
 def test_exit_codes_as_documented(installed: Path, elsewhere: Path) -> None:
     plain = elsewhere / "plain.log"
     plain.write_text("step 1 loss 2.3\nstep 2 loss 2.1\n")
