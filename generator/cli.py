@@ -17,7 +17,8 @@ from . import diagnose, ranklogs, runwrap, sources, terminal
 from .problems import EntryError, Problem
 from .text import paragraphs, visible
 
-# Exit codes: 0 clean, 1 problems found, 2 usage errors (click's own code for bad usage),
+# Exit codes: 0 clean (or matched), 1 problems found (or nothing matched), 2 errors: bad usage
+# (click's own code), broken entries, unreadable input,
 # 3 the package index could not be asked (verify) and the cache did not hold the answer,
 # 4 a reproducer could not say (a missing package, an import error, a time limit) and none failed.
 PROBLEMS = 1
@@ -30,30 +31,25 @@ def _entries_dir(value: str | None) -> Path:
     return Path(value) if value else Path("entries")
 
 
-def _emit(problems: list[Problem], fmt: str) -> None:
+def _problem_records(problems: list[Problem]) -> list[dict[str, Any]]:
+    return [
+        {"path": p.path, "line": p.line, "col": p.col, "message": p.message, "fix": p.fix}
+        for p in problems
+    ]
+
+
+def _emit(problems: list[Problem], fmt: str, err: bool = False) -> None:
+    """Print problems as `check` does (`err`: to standard error, where a command whose output
+    is something else puts them)."""
     if fmt == "json":
-        click.echo(
-            json.dumps(
-                [
-                    {
-                        "path": p.path,
-                        "line": p.line,
-                        "col": p.col,
-                        "message": p.message,
-                        "fix": p.fix,
-                    }
-                    for p in problems
-                ],
-                indent=1,
-            )
-        )
+        click.echo(json.dumps(_problem_records(problems), indent=1), err=err)
         return
     for p in problems:
         if fmt == "github":
             text = f"{p.message}; {p.fix}".replace("%", "%25").replace("\n", "%0A")
-            click.echo(f"::error file={p.path},line={p.line},col={p.col}::{text}")
+            click.echo(f"::error file={p.path},line={p.line},col={p.col}::{text}", err=err)
         else:
-            click.echo(str(p))
+            click.echo(str(p), err=err)
 
 
 # The contributor and site tools, by command name: in cli_site.py, which imports the site's
@@ -132,12 +128,18 @@ def _site_url(value: str | None) -> str:
     return (value or os.environ.get("ENCYCLOPEDIA_SITE_URL") or "/").rstrip("/") + "/"
 
 
-def _source(entries_dir: str | None, site_url: str | None) -> sources.Source:
+def _source(entries_dir: str | None, site_url: str | None, as_json: bool = False) -> sources.Source:
+    """The records to work on. Broken entries are an error (exit 2), reported on standard error;
+    with `as_json`, standard output still gets a diagnose result, with the problems in it."""
     try:
         return sources.load(entries_dir, _site_url(site_url))
     except EntryError as err:
-        _emit(err.problems, "text")
-        raise click.ClickException("the entries have problems; run `encyclopedia check`") from None
+        if as_json:
+            result = {"matches": [], "root_rank": None, "problems": _problem_records(err.problems)}
+            click.echo(json.dumps(result, indent=1, ensure_ascii=False))
+        _emit(err.problems, "text", err=True)
+        click.echo("Error: the entries have problems; run `encyclopedia check`", err=True)
+        sys.exit(USAGE)
 
 
 @main.command(short_help="Show an entry in the terminal, offline.")
@@ -210,7 +212,7 @@ def explain_text(record: dict[str, Any]) -> str:
 
 
 def _records(
-    entries_dir: str | None, index_file: Path | None, site_url: str | None
+    entries_dir: str | None, index_file: Path | None, site_url: str | None, as_json: bool = False
 ) -> list[dict[str, Any]]:
     """The diagnose index records: from an exported signatures.json, or the entries'."""
     if index_file is not None:
@@ -220,7 +222,7 @@ def _records(
             return records
         except (OSError, ValueError, KeyError, TypeError) as err:
             raise click.UsageError(f"{index_file}: not a signature index ({err})") from None
-    return _source(entries_dir, site_url).signatures
+    return _source(entries_dir, site_url, as_json).signatures
 
 
 COLOR_OPTION = click.option(
@@ -257,7 +259,7 @@ def diagnose_command(
     """Find the entries that explain LOG: a file, a folder of per-rank logs (read as one log,
     each file's name giving its rank), or - for standard input. Nothing is sent anywhere.
     Exit 0 when something matched, 1 when nothing did, 2 on errors."""
-    records = _records(entries_dir, index_file, site_url)
+    records = _records(entries_dir, index_file, site_url, as_json)
     index = diagnose.Index.from_export(records)
     locate: terminal.Locate = lambda n: f"line {n}"  # noqa: E731
     if str(log) == "-":

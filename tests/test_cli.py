@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from jsonschema import Draft202012Validator
 
 from generator.cli import main
 from tests.conftest import FIXTURE_ENTRIES
+from tests.support import ROOT
 
 
 @pytest.fixture()
@@ -231,3 +233,23 @@ def test_diagnose_says_what_to_do_before_the_evidence(project: Path) -> None:
     # A collateral failure is listed after its cause without advice of its own.
     collateral = next(i for i, line in enumerate(lines) if "caused by alpha-oom" in line)
     assert not any(line.startswith("   First step: ") for line in lines[collateral:])
+
+
+def test_broken_entries_are_an_error_on_standard_error(project: Path) -> None:
+    """The user commands exit 2 on broken entries (1 means nothing matched), with the problems
+    on standard error; `diagnose --json` still prints a result, with the problems in it."""
+    entry = project / "entries" / "memory" / "alpha-oom.yaml"
+    entry.write_text(entry.read_text().replace("severity: high", "severity: hihg"))
+    log = project / "train.log"
+    log.write_text("RuntimeError: alpha ran out of memory while allocating 2 GiB\n")
+    for args in (["diagnose", str(log)], ["explain", "alpha-oom"], ["run", "--", "false"]):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 2, (args, result.output)
+        assert result.stdout == "", args
+        assert "alpha-oom.yaml:" in result.stderr and "`hihg`" in result.stderr
+    as_json = CliRunner().invoke(main, ["diagnose", str(log), "--json"])
+    assert as_json.exit_code == 2
+    printed = json.loads(as_json.stdout)
+    assert printed["matches"] == [] and "hihg" in printed["problems"][0]["message"]
+    schema = json.loads((ROOT / "schema" / "diagnose.schema.json").read_text())
+    Draft202012Validator(schema).validate(printed)
