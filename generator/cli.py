@@ -312,7 +312,10 @@ def run_command(
         style = terminal.style_for(sys.stderr, color)
         header = style.paint(f"encyclopedia: {runwrap.describe(finished)}.", "bold")
         if finished.result is not None:
-            lines = terminal.diagnosis(finished.result, {r["id"]: r for r in records}, style)
+            # Stopped by someone else: a diagnosis only if what it printed names a failure.
+            quiet = finished.stopped_from_outside is not None and not finished.result.matches
+            by_id = {r["id"]: r for r in records}
+            lines = [] if quiet else terminal.diagnosis(finished.result, by_id, style)
         else:
             lines = [f"The diagnosis failed ({finished.diagnosis_error}); the output is as it was."]
         click.echo("\n".join(["", header, *lines]), err=True, color=style.colour)

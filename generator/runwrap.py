@@ -54,6 +54,15 @@ class Finished:
     result: Diagnosis | None  # the diagnosis of what it printed (None: not needed, or failed)
     reader_gone: bool = False  # our standard output's reader went away
     diagnosis_error: str | None = None  # why the diagnosis failed, if it did
+    forwarded: int | None = None  # the first signal sent to us that we passed on to the command
+
+    @property
+    def stopped_from_outside(self) -> int | None:
+        """The signal someone else stopped the command with: one we forwarded, or a
+        termination or keyboard signal that killed it (a scheduler, a time limit, Ctrl-C)."""
+        if self.forwarded is not None:
+            return self.forwarded
+        return self.signal if self.signal in (*TERMINATION, *KEYBOARD) else None
 
 
 class _Spool:
@@ -209,7 +218,10 @@ def run(
     )
     assert child.stdout is not None and child.stderr is not None
 
+    forwarded: list[int] = []
+
     def forward(signum: int, _frame: object) -> None:
+        forwarded.append(signum)
         with contextlib.suppress(ProcessLookupError):
             if foreground:
                 os.kill(child.pid, signum)
@@ -257,10 +269,19 @@ def run(
             stream.close()
         spool.file.close()
     killed = -code if code < 0 else None
-    return Finished(128 + killed if killed else code, killed, result, gone, diagnoser.error)
+    status = 128 + killed if killed else code
+    first = forwarded[0] if forwarded else None
+    return Finished(status, killed, result, gone, diagnoser.error, first)
 
 
 def describe(finished: Finished) -> str:
+    outside = finished.stopped_from_outside
+    if outside is not None:
+        name = signal.Signals(outside).name
+        return (
+            f"the command was stopped by {name} from outside, by a scheduler, a preemption, "
+            f"a time limit or a keyboard (exit status {finished.status})"
+        )
     if finished.signal is not None:
         name = signal.Signals(finished.signal).name
         return f"the command was killed by {name} (exit status {finished.status})"
