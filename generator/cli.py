@@ -14,43 +14,9 @@ from typing import Any
 import click
 
 from . import diagnose, ranklogs, runwrap, sources, terminal
-from .problems import EntryError, Problem
+from .cli_common import COLOR_OPTION, PROBLEMS, USAGE, emit_problems, problem_records
+from .problems import EntryError
 from .text import paragraphs, visible
-
-# Exit codes: 0 clean (or matched), 1 problems found (or nothing matched), 2 errors: bad usage
-# (click's own code), broken entries, unreadable input,
-# 3 the package index could not be asked (verify) and the cache did not hold the answer,
-# 4 a reproducer could not say (a missing package, an import error, a time limit) and none failed.
-PROBLEMS = 1
-USAGE = 2
-UNREACHABLE = 3
-BROKEN = 4
-
-
-def _entries_dir(value: str | None) -> Path:
-    return Path(value) if value else Path("entries")
-
-
-def _problem_records(problems: list[Problem]) -> list[dict[str, Any]]:
-    return [
-        {"path": p.path, "line": p.line, "col": p.col, "message": p.message, "fix": p.fix}
-        for p in problems
-    ]
-
-
-def _emit(problems: list[Problem], fmt: str, err: bool = False) -> None:
-    """Print problems as `check` does (`err`: to standard error, where a command whose output
-    is something else puts them)."""
-    if fmt == "json":
-        click.echo(json.dumps(_problem_records(problems), indent=1), err=err)
-        return
-    for p in problems:
-        if fmt == "github":
-            text = f"{p.message}; {p.fix}".replace("%", "%25").replace("\n", "%0A")
-            click.echo(f"::error file={p.path},line={p.line},col={p.col}::{text}", err=err)
-        else:
-            click.echo(str(p), err=err)
-
 
 # The contributor and site tools, by command name: in cli_site.py, which imports the site's
 # stack (pydantic, Jinja2, MkDocs' helpers), loaded only when one of them runs or is listed.
@@ -135,9 +101,9 @@ def _source(entries_dir: str | None, site_url: str | None, as_json: bool = False
         return sources.load(entries_dir, _site_url(site_url))
     except EntryError as err:
         if as_json:
-            result = {"matches": [], "root_rank": None, "problems": _problem_records(err.problems)}
+            result = {"matches": [], "root_rank": None, "problems": problem_records(err.problems)}
             click.echo(json.dumps(result, indent=1, ensure_ascii=False))
-        _emit(err.problems, "text", err=True)
+        emit_problems(err.problems, "text", err=True)
         click.echo("Error: the entries have problems; run `encyclopedia check`", err=True)
         sys.exit(USAGE)
 
@@ -223,15 +189,6 @@ def _records(
         except (OSError, ValueError, KeyError, TypeError) as err:
             raise click.UsageError(f"{index_file}: not a signature index ({err})") from None
     return _source(entries_dir, site_url, as_json).signatures
-
-
-COLOR_OPTION = click.option(
-    "--color",
-    type=click.Choice(["auto", "always", "never"]),
-    default="auto",
-    show_default=True,
-    help="Colour the report (auto: on a terminal, unless NO_COLOR is set).",
-)
 
 
 @main.command("diagnose", short_help="Which entries explain a log; nothing is sent anywhere.")

@@ -23,7 +23,7 @@ from . import (
     tree,
     verify,
 )
-from .cli import BROKEN, COLOR_OPTION, PROBLEMS, UNREACHABLE, _emit, _entries_dir
+from .cli_common import BROKEN, COLOR_OPTION, PROBLEMS, UNREACHABLE, emit_problems, entries_path
 from .finish import finish_site
 from .load import CATEGORY_FILE, LoadCache, load_all
 from .model import is_slug
@@ -46,7 +46,7 @@ FORMAT_OPTION = click.option(
 
 def _checkout(entries_dir: str | None) -> Path:
     """The folder that holds the entries: what a reproducer's box hides."""
-    return _entries_dir(entries_dir).resolve().parent
+    return entries_path(entries_dir).resolve().parent
 
 
 @click.command(short_help="Validate entries: path:line:col: problem; fix.")
@@ -57,7 +57,7 @@ def check(paths: tuple[Path, ...], entries_dir: str | None, fmt: str) -> None:
     """Validate entries and the links between them: all of them, or only report on PATHS.
 
     Cross-entry checks (related ids, duplicate ids and signatures) always read every entry."""
-    root = _entries_dir(entries_dir)
+    root = entries_path(entries_dir)
     outside = [p for p in paths if not p.resolve().is_relative_to(root.resolve())]
     if outside:
         # Checking a file means checking it with the entries it links to, so a file outside the
@@ -83,7 +83,7 @@ def _report(problems: list[Problem], fmt: str) -> bool:
     """Print the problems and exit 1, or print the empty JSON list; True when a text summary
     of success is the caller's to print."""
     if problems:
-        _emit(sorted(problems), fmt)
+        emit_problems(sorted(problems), fmt)
         if fmt == "text":
             click.echo(f"{len(problems)} problem(s) found.", err=True)
         sys.exit(PROBLEMS)
@@ -126,12 +126,12 @@ def verify_command(entries_dir: str | None, offline: bool, requirements: Path, f
     holds its text, each version `applies_to` names is a release, each reproducer pin exists.
     Downloads are cached (see generator/releases.py); exits 3 when the index cannot be reached
     and the cache lacks the answer."""
-    root = _entries_dir(entries_dir)
+    root = entries_path(entries_dir)
     cache = LoadCache()  # the records verify reads are the ones the build just parsed
     try:
         build_encyclopedia(root, cache)  # what check finds first: verify reads valid entries
     except EntryError as err:
-        _emit(err.problems, fmt)
+        emit_problems(err.problems, fmt)
         sys.exit(PROBLEMS)
     index = releases.PackageIndex(offline=offline)
     loaded = load_all(root, cache).entries
@@ -165,9 +165,9 @@ def _shown(path: Path, root: Path) -> str:
 def export(out_dir: Path, entries_dir: str | None, base_url: str) -> None:
     """Write entries.json, signatures.json, schema.json, categories.json and tags.json."""
     try:
-        enc = build_encyclopedia(_entries_dir(entries_dir))
+        enc = build_encyclopedia(entries_path(entries_dir))
     except EntryError as err:
-        _emit(err.problems, "text")
+        emit_problems(err.problems, "text")
         sys.exit(PROBLEMS)
     files = exports.export_files(enc, base_url)
     try:
@@ -232,9 +232,9 @@ def render(
     Pages of removed entries are deleted; unchanged files keep their bytes and mtime. Nothing
     is written when an entry has a problem."""
     try:
-        enc = build_encyclopedia(_entries_dir(entries_dir))
+        enc = build_encyclopedia(entries_path(entries_dir))
     except EntryError as err:
-        _emit(err.problems, "text")
+        emit_problems(err.problems, "text")
         sys.exit(PROBLEMS)
     site = build_site(enc, base_url, edit_url, overrides)
     files = _asset_files(assets)
@@ -259,16 +259,16 @@ def finish(site_dir: Path, entries_dir: str | None, no_full_text: bool) -> None:
     Content-Security-Policy (the diagnose page may connect nowhere), the entries' FAQ data, and
     the Pagefind full-text index. The MkDocs plugin does this itself."""
     try:
-        enc = build_encyclopedia(_entries_dir(entries_dir))
+        enc = build_encyclopedia(entries_path(entries_dir))
     except EntryError as err:
-        _emit(err.problems, "text")
+        emit_problems(err.problems, "text")
         sys.exit(PROBLEMS)
     try:
         count, summary, odd = finish_site(site_dir, enc, full_text=not no_full_text)
     except fulltext.FullTextError as err:
         raise click.UsageError(str(err)) from None
     if odd:
-        _emit(odd, "text")
+        emit_problems(odd, "text")
         click.echo(f"{len(odd)} problem(s) found; nothing was finished.", err=True)
         sys.exit(PROBLEMS)
     click.echo(f"{site_dir}: {count} pages finished" + (f"; {summary}" if summary else ""))
@@ -281,7 +281,7 @@ def finish(site_dir: Path, entries_dir: str | None, no_full_text: bool) -> None:
 @click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
 def new(entry_id: str, category: str, title: str | None, entries_dir: str | None) -> None:
     """Write entries/CATEGORY/ID.yaml from the commented template."""
-    root = _entries_dir(entries_dir)
+    root = entries_path(entries_dir)
     if not is_slug(entry_id):
         raise click.UsageError(
             f"`{entry_id}` is not a valid id: use lower-case ASCII letters, "
@@ -387,9 +387,9 @@ def reproduce_command(
     is absent) and the fixed script succeeds. Exits 1 when any failed, 4 when none failed but
     some could not say (a missing package, an import error, a time limit)."""
     try:
-        enc = build_encyclopedia(_entries_dir(entries_dir))
+        enc = build_encyclopedia(entries_path(entries_dir))
     except EntryError as err:
-        _emit(err.problems, "text")
+        emit_problems(err.problems, "text")
         sys.exit(PROBLEMS)
     style = terminal.style_for(sys.stdout, color)
 

@@ -17,7 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from generator import releases, verify
-from generator.cli import UNREACHABLE, main
+from generator.cli import main
+from generator.cli_common import UNREACHABLE
 from generator.load import load_all
 from tests.support import ROOT
 
