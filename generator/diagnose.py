@@ -33,6 +33,7 @@ from typing import Any, BinaryIO
 
 import ahocorasick  # type: ignore[import-not-found]
 
+from . import anchors
 from .pattern import Condition, Piece, Slot, Value, compile_pieces, literal_view, match
 
 CHUNK_BYTES = 4 * 1024 * 1024
@@ -75,70 +76,6 @@ def compiled(signature: str) -> tuple[Piece, ...]:
     return compile_pieces(normalise(signature).strip(" "))
 
 
-# Words that fill ordinary training logs: a poor anchor, since every line holding the anchor
-# is matched in full. (Only speed depends on this list, never the result.)
-_COMMON_WORDS = frozenset(
-    {
-        "memory",
-        "allocate",
-        "allocated",
-        "reserved",
-        "checkpoint",
-        "checkpoints",
-        "saving",
-        "loading",
-        "cuda",
-        "nccl",
-        "error",
-        "warning",
-        "model",
-        "torch",
-        "process",
-        "rank",
-        "step",
-        "loss",
-        "tensor",
-        "device",
-        "gpu",
-        "size",
-        "file",
-        "line",
-        "call",
-        "failed",
-        "training",
-        "train",
-        "running",
-        "total",
-        "free",
-        "capacity",
-        "found",
-        "while",
-        "with",
-        "from",
-        "module",  # every traceback frame: `module.py`, `<module>`
-        "processgroupnccl",  # every c10d log line names ProcessGroupNCCL.cpp
-    }
-)
-
-
-def _rarity(token: str) -> int:
-    """Higher for tokens unlikely in ordinary log lines: identifiers mixing letters with `_`,
-    `.` or digits beat plain words; bare numbers and common words are worst."""
-    bare = token.strip(".,:;()[]'\"")
-    letters = sum(c.isalpha() for c in bare)
-    if letters == 0:
-        return len(token) - 30
-    score = len(token) + (6 if letters < len(bare) else 0)
-    return score - (20 if bare in _COMMON_WORDS else 0)
-
-
-def anchor(signature: str) -> str:
-    """The run without spaces or `*` least likely to fill a log: a substring of every line the
-    signature matches, used to find candidate lines fast before the full match."""
-    tokens = [t for p in pieces(signature) for t in p.split(" ") if t]
-    return max(tokens, key=_rarity) if tokens else ""
-
-
 @dataclass(frozen=True)
 class Signature:
     order: int  # position in the index: signatures found in one segment are tried in this order
@@ -151,6 +88,7 @@ class Signature:
     compiled: tuple[Piece, ...] = ()
     when: Condition | None = None
     symptom: tuple[str, str] | None = None  # (symptom, cause) of the symptom row it belongs to
+    guard: str | None = None  # anchors.Anchor.guard
 
     def match(self, text: str) -> dict[str, Value] | None:
         """The captured sizes when the signature matches normalised `text`, else None."""
@@ -206,6 +144,7 @@ class Index:
             for sig in item["signatures"]:
                 parts = tuple(pieces(sig["text"]))
                 if parts:
+                    found = anchors.choose(parts, compiled(sig["text"]))
                     when, symptom = sig.get("when"), sig.get("symptom")
                     signatures.append(
                         Signature(
@@ -215,10 +154,11 @@ class Index:
                             int(sig["weight"]),
                             bool(sig["context"]),
                             parts,
-                            anchor(sig["text"]).encode("utf-8"),
+                            found.word.encode("utf-8"),
                             compiled(sig["text"]),
                             Condition(**when) if when else None,
                             (symptom["symptom"], symptom["cause"]) if symptom else None,
+                            found.guard,
                         )
                     )
         return cls(
@@ -287,6 +227,13 @@ class _Scanner:
         self.matched: set[int] = set()  # Signature.order of every signature that has matched
         self.stale = False
         self.root_rank: int | None = None
+        # Per anchor word, what must follow it for one of its signatures to match there; a word
+        # with a signature that needs nothing more has no guard, nor has torchrun's root word.
+        self.guards: dict[str, Any] = {}
+        for word, sigs in self.by_anchor.items():
+            if word != _ROOT_WORD and all(sig.guard for sig in sigs):
+                alternatives = sorted({f"(?:{sig.guard})" for sig in sigs if sig.guard})
+                self.guards[word] = re.compile("|".join(alternatives)).match
         self.automaton = self._automaton()
         self.tokens = [sig.tokens for sig in index.signatures]
         # A `{nonfinite}` value is `nan` or `inf` in some spelling: a line with neither cannot
@@ -359,8 +306,16 @@ class _Scanner:
         if self.automaton is None:
             return hits
         seg_end, counted_to, line = -1, 0, self.line
+        guards = self.guards
+        # A guard cannot see into the next chunk: in the last segment, where a wrapped phrase may
+        # go on there, every anchor counts.
+        tail_from = _segment_start(text, 0, len(text) - _separator_before(text, len(text)))
         for end, length in self.automaton.iter(low):
             start = end - length + 1
+            word = low[start : end + 1]
+            guard = guards.get(word)
+            if guard is not None and start < tail_from and guard(low, start) is None:
+                continue
             if start >= seg_end:
                 lo = hits[-1][0] if hits else 0
                 seg_start = _segment_start(text, lo, start)
@@ -368,7 +323,7 @@ class _Scanner:
                 counted_to = seg_start
                 seg_end = _segment_end(text, start)
                 hits.append((seg_start, seg_end, line, set()))
-            hits[-1][3].add(low[start : end + 1])
+            hits[-1][3].add(word)
         return hits
 
     def _previous(self, text: str, start: int, line: int, lo: int) -> _Segment | None:
@@ -401,7 +356,6 @@ class _Scanner:
             {
                 sig
                 for word in words
-                if word != _ROOT_WORD
                 for sig in self.by_anchor.get(word, ())
                 if sig.order not in self.matched
                 and all(token in nearby for token in self.tokens[sig.order])

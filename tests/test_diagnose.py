@@ -182,3 +182,28 @@ def test_an_unreadable_rank_log_is_a_line_not_a_traceback(
         f"{folder / 'rank1.log'}:1:1: cannot read it (No such file or directory)" in result.output
     )
     assert "Traceback" not in result.output
+
+
+def test_guards_skip_lines_without_the_phrase_and_keep_every_way_it_can_be_written() -> None:
+    """The guard after an anchor word drops the lines where no signature of that word can match
+    (a finite loss) and keeps every raw form the full match accepts: blanks of any kind, a
+    wrapped line (LF, CRLF or CR), `tensor(` and a sign before the value."""
+    index = diagnose.Index.from_export(
+        [
+            {
+                "id": "nan",
+                "title": "t",
+                "url": "/",
+                "signatures": [{"text": "loss: {nonfinite}", "weight": 5, "context": False}],
+            }
+        ]
+    )
+    scanner = diagnose._Scanner(index)
+    kept = ["loss:\tnan", "LOSS: \t -inf", "loss:\ntensor(nan", "loss:  \r\n  +INF", "loss:\rnan"]
+    dropped = ["loss: 0.25", "loss: info", "loss:\n\nnan"]
+    for text in kept + dropped:
+        chunk = ("step 1\n" + text + "\nstep 2\nstep 3\n").encode()
+        low = chunk.lower().decode("latin-1")
+        hits = scanner._hit_segments(chunk.decode("latin-1"), low)
+        found = diagnose.diagnose(index, io.BytesIO(chunk)).matches
+        assert bool(hits) == (text in kept) == bool(found), text

@@ -1,0 +1,152 @@
+"""Where the matcher looks: for each signature, a word to find with the Aho-Corasick pass (its
+anchor) and a guard, a regular expression over the raw lower-cased log that must match where the
+anchor was found for the signature to match there. Only speed depends on the guard, never a
+result: the anchor is a substring of every line the signature matches, and the guard accepts every
+way the log's raw bytes can hold the signature's text from the anchor on (diagnose.py's semantics:
+a space of the signature is a run of spaces, tabs, form feeds or vertical tabs in the log, or one
+line break with such runs around it, where a wrapped line is joined to its neighbour).
+
+A guard spares the full match on the lines that hold a common word but not the phrase: `loss`
+with no non-finite value after it, `reserved` with no `memory` after it."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .pattern import Piece, Slot
+
+# Words that fill ordinary training logs: a poor anchor, since every line holding the anchor
+# is matched in full. (Only speed depends on this list, never the result.)
+_COMMON_WORDS = frozenset(
+    {
+        "memory",
+        "allocate",
+        "allocated",
+        "reserved",
+        "checkpoint",
+        "checkpoints",
+        "saving",
+        "loading",
+        "cuda",
+        "nccl",
+        "error",
+        "warning",
+        "model",
+        "torch",
+        "process",
+        "rank",
+        "step",
+        "loss",
+        "tensor",
+        "device",
+        "gpu",
+        "size",
+        "file",
+        "line",
+        "call",
+        "failed",
+        "training",
+        "train",
+        "running",
+        "total",
+        "free",
+        "capacity",
+        "found",
+        "while",
+        "with",
+        "from",
+        "module",  # every traceback frame: `module.py`, `<module>`
+        "processgroupnccl",  # every c10d log line names ProcessGroupNCCL.cpp
+    }
+)
+
+
+def _rarity(token: str) -> int:
+    """Higher for tokens unlikely in ordinary log lines: identifiers mixing letters with `_`,
+    `.` or digits beat plain words; bare numbers and common words are worst."""
+    bare = token.strip(".,:;()[]'\"")
+    letters = sum(c.isalpha() for c in bare)
+    if letters == 0:
+        return len(token) - 30
+    score = len(token) + (6 if letters < len(bare) else 0)
+    return score - (20 if bare in _COMMON_WORDS else 0)
+
+
+# A space of the signature, in the raw log: a run of blanks, or one line break with blanks around
+# it (a wrapped line joined to the next). Zero blanks are accepted too: a superset costs nothing.
+_SEP = r"[ \t\f\v]*(?:\r\n|\r|\n)?[ \t\f\v]*"
+# `{nonfinite}` (pattern.py): an optional `tensor(`, an optional sign, nan, infinity or inf, and
+# no letter, digit or `_` after it.
+_NONFINITE = r"(?:tensor\()?[-+]?(?:nan|infinity|inf)(?![a-z0-9_])"
+GUARD_ATOMS = 4  # the anchor and at most this many atoms after it: enough to be selective
+
+
+@dataclass(frozen=True)
+class Anchor:
+    word: str  # normalised text; every line the signature matches holds it
+    guard: str | None  # a regular expression to match where `word` starts; None: none needed
+
+
+_Atom = tuple[str, str]  # ("word", text) | ("space", "") | ("nonfinite", "") | ("stop", "")
+
+
+def _atoms(piece: Piece) -> list[_Atom]:
+    atoms: list[_Atom] = []
+    for token in piece:
+        if isinstance(token, Slot):
+            atoms.append(("nonfinite" if token.kind == "nonfinite" else "stop", ""))
+            continue
+        for i, word in enumerate(token.split(" ")):
+            if i:
+                atoms.append(("space", ""))
+            if word:
+                atoms.append(("word", word))
+    return atoms
+
+
+def _guard(atoms: list[_Atom]) -> str | None:
+    """The regular expression for a word and at most GUARD_ATOMS atoms after it; None when
+    nothing after it can be checked."""
+    parts: list[str] = []
+    checked = 0
+    for kind, text in atoms:
+        if kind == "stop" or checked > GUARD_ATOMS or kind == "word" and not text.isascii():
+            break
+        if kind == "space":
+            if parts and parts[-1] != _SEP:
+                parts.append(_SEP)
+            continue
+        parts.append(re.escape(text) if kind == "word" else _NONFINITE)
+        checked += 1
+    while parts and parts[-1] == _SEP:
+        parts.pop()
+    return "".join(parts) if checked > 1 else None
+
+
+def anchor(parts: tuple[str, ...]) -> str:
+    """Of a signature's literal pieces (diagnose.pieces), the run without spaces least likely to
+    fill a log: a substring of every line the signature matches. The browser's matcher
+    (diagnose-core.js) chooses the same word: which segment finds a match first, and so the
+    order of the evidence, depends on it."""
+    tokens = [t for p in parts for t in p.split(" ") if t]
+    return max(tokens, key=_rarity) if tokens else ""
+
+
+def choose(parts: tuple[str, ...], compiled: tuple[Piece, ...]) -> Anchor:
+    """The anchor word and the guard for what follows it: at each place the word has in the
+    signature, the atoms after it; None when one of those places has nothing after it that a
+    guard can check (or the word is not ASCII: its bytes and its characters differ)."""
+    word = anchor(parts)
+    guards: list[str] = []
+    for piece in compiled:
+        atoms = _atoms(piece)
+        for i, (kind, text) in enumerate(atoms):
+            if kind == "word" and text == word:
+                guard = _guard(atoms[i:])
+                if guard is None:
+                    return Anchor(word, None)
+                guards.append(guard)
+    if not guards or not word.isascii():
+        return Anchor(word, None)
+    return Anchor(word, "|".join(f"(?:{g})" for g in sorted(set(guards))))
