@@ -69,18 +69,27 @@ def run_script(
     return Run(outcome.exit_code, outcome.seconds, kept, cut), text
 
 
-def _primary_matches(index: diagnose.Index, page: Page, output: str) -> tuple[str | None, set[str]]:
-    """The entry the output diagnoses to first, and which of this entry's primary signatures
-    (its own or a symptom row's) the output holds. The second is asked of an index of those
-    signatures alone: a diagnosis keeps only the first few lines of evidence, and a traceback's
-    context lines can come before the error line."""
-    found = diagnose.diagnose(index, io.BytesIO(output.encode())).matches
+def _primary_index(page: Page) -> diagnose.Index:
+    """An index of this entry's primary signatures (its own and its symptom rows') alone, to ask
+    which of them an output holds: a diagnosis keeps only the first few lines of evidence, and a
+    traceback's context lines can come before the error line."""
     record = exports.signature_record(page, "/")
     primary = [s for s in record["signatures"] if not s["context"]]
-    alone = diagnose.Index.from_export([{**record, "causes": [], "signatures": primary}])
-    mine = diagnose.diagnose(alone, io.BytesIO(output.encode())).matches
-    matched = {e.signature for m in mine for e in m.evidence}
-    return (found[0].id if found else None), matched
+    return diagnose.Index.from_export([{**record, "causes": [], "signatures": primary}])
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    run: Run
+    first: str | None  # the entry the output diagnoses to first
+    matched: frozenset[str]  # the entry's primary signatures the output holds
+
+
+def _outcome(run: Run, output: str, index: diagnose.Index, primary: diagnose.Index) -> _Outcome:
+    found = diagnose.diagnose(index, io.BytesIO(output.encode())).matches
+    mine = diagnose.diagnose(primary, io.BytesIO(output.encode())).matches
+    matched = frozenset(e.signature for m in mine for e in m.evidence)
+    return _Outcome(run, found[0].id if found else None, matched)
 
 
 @dataclass(frozen=True)
@@ -179,14 +188,12 @@ _IMPORT_ERROR = re.compile(r"^\s*(ModuleNotFoundError|ImportError): ")
 
 
 def _judged(
-    page: Page,
-    expect: str,
-    runs: tuple[tuple[Run, str, str | None, set[str]], tuple[Run, str, str | None, set[str]]],
-    timeout: int,
+    page: Page, expect: str, outcomes: tuple[_Outcome, _Outcome], timeout: int
 ) -> tuple[list[str], list[str]]:
     """What went wrong (`problems`: the entry may be wrong) and what kept the run from saying
-    (`broken`), for the failing and the fixed run with their outputs and matches."""
-    (failing, _, first, matched), (fixed, _, _, fixed_matched) = runs
+    (`broken`), for the failing and the fixed run."""
+    failing, first, matched = outcomes[0].run, outcomes[0].first, outcomes[0].matched
+    fixed, fixed_matched = outcomes[1].run, outcomes[1].matched
     problems: list[str] = []
     broken: list[str] = []
     for name, run in (("failing", failing), ("fixed", fixed)):
@@ -239,12 +246,11 @@ def reproduce_one(
     """Run one entry's scripts on one set of releases in the box and judge them."""
     run_on = run_on or reproduce.runs[0]
     release = release or ReleaseSet(CURRENT_SET)
-    outputs = []
-    for code in (reproduce.failing, reproduce.fixed):
-        run, text = run_script(box, code, reproduce, release)
-        first, matched = _primary_matches(index, page, text)
-        outputs.append((run, text, first, matched))
-    failing, fixed = outputs
+    primary = _primary_index(page)
+    failing, fixed = (
+        _outcome(*run_script(box, code, reproduce, release), index, primary)
+        for code in (reproduce.failing, reproduce.fixed)
+    )
     problems, broken = _judged(page, run_on.expect, (failing, fixed), reproduce.timeout)
     if env.missing:
         broken.insert(0, f"the {release.name} releases lack {'; '.join(env.missing)}: install them")
@@ -257,10 +263,10 @@ def reproduce_one(
         versions=env.versions,
         status=status,
         problems=tuple(broken + problems),
-        failing=failing[0],
-        fixed=fixed[0],
-        diagnosed_first=failing[2],
-        signatures=tuple(sorted(failing[3])),
+        failing=failing.run,
+        fixed=fixed.run,
+        diagnosed_first=failing.first,
+        signatures=tuple(sorted(failing.matched)),
         torch=env.versions[0].split()[-1],
         python=env.python,
         platform=env.platform,
