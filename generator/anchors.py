@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .pattern import Piece, Slot
+from .pattern import NONFINITE_PREFIX, NONFINITE_WORDS, WORD_CHAR, Piece, Slot
 
 # Words that fill ordinary training logs: a poor anchor, since every line holding the anchor
 # is matched in full. (Only speed depends on this list, never the result.)
@@ -76,9 +76,11 @@ def _rarity(token: str) -> int:
 # A space of the signature, in the raw log: a run of blanks, or one line break with blanks around
 # it (a wrapped line joined to the next). Zero blanks are accepted too: a superset costs nothing.
 _SEP = r"[ \t\f\v]*(?:\r\n|\r|\n)?[ \t\f\v]*"
-# `{nonfinite}` (pattern.py): an optional `tensor(`, an optional sign, nan, infinity or inf, and
-# no letter, digit or `_` after it.
-_NONFINITE = r"(?:tensor\()?[-+]?(?:nan|infinity|inf)(?![a-z0-9_])"
+# `{nonfinite}` as pattern.py reads it: an optional `tensor(`, an optional sign, one of the
+# words, and no word character after it.
+_NONFINITE = (
+    f"(?:{re.escape(NONFINITE_PREFIX)})?[-+]?(?:{'|'.join(NONFINITE_WORDS)})(?!{WORD_CHAR.pattern})"
+)
 GUARD_ATOMS = 4  # the anchor and at most this many atoms after it: enough to be selective
 
 
@@ -147,6 +149,6 @@ def choose(parts: tuple[str, ...], compiled: tuple[Piece, ...]) -> Anchor:
                 if guard is None:
                     return Anchor(word, None)
                 guards.append(guard)
-    if not guards or not word.isascii():
+    if not guards:
         return Anchor(word, None)
     return Anchor(word, "|".join(f"(?:{g})" for g in sorted(set(guards))))

@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -229,7 +229,7 @@ class _Scanner:
         self.root_rank: int | None = None
         # Per anchor word, what must follow it for one of its signatures to match there; a word
         # with a signature that needs nothing more has no guard, nor has torchrun's root word.
-        self.guards: dict[str, Any] = {}
+        self.guards: dict[str, Callable[[str, int], re.Match[str] | None]] = {}
         for word, sigs in self.by_anchor.items():
             if word != _ROOT_WORD and all(sig.guard for sig in sigs):
                 alternatives = sorted({f"(?:{sig.guard})" for sig in sigs if sig.guard})

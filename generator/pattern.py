@@ -24,8 +24,9 @@ PLACEHOLDER = re.compile(r"\{(nonfinite|size:[a-z][a-z0-9_]*)\}")
 # braces are literal text, such as an f-string template a traceback prints).
 PLACEHOLDER_LIKE = re.compile(r"\{ *(nan|inf|non-?finite[^}]*|size[^}]*|number[^}]*) *\}")
 NUMBER_DIGITS = 20  # a size reads at most this many digits before and after the point
-_WORD_CHAR = re.compile(r"[a-z0-9_]")
-_NONFINITE = ("infinity", "inf", "nan")  # longest first
+WORD_CHAR = re.compile(r"[a-z0-9_]")
+NONFINITE_WORDS = ("infinity", "inf", "nan")  # longest first
+NONFINITE_PREFIX = "tensor("
 # Units as the normalised (lower-cased) text holds them, longest first, and their bytes.
 UNITS: tuple[tuple[str, int, str], ...] = (
     ("bytes", 1, "bytes"),
@@ -134,14 +135,14 @@ def compile_pieces(normalised: str) -> tuple[Piece, ...]:
 
 
 def _read_nonfinite(text: str, pos: int) -> int:
-    if text.startswith("tensor(", pos):
-        pos += len("tensor(")
+    if text.startswith(NONFINITE_PREFIX, pos):
+        pos += len(NONFINITE_PREFIX)
     if pos < len(text) and text[pos] in "+-":
         pos += 1
-    for word in _NONFINITE:
+    for word in NONFINITE_WORDS:
         if text.startswith(word, pos):
             end = pos + len(word)
-            return end if end >= len(text) or not _WORD_CHAR.match(text[end]) else -1
+            return end if end >= len(text) or not WORD_CHAR.match(text[end]) else -1
     return -1
 
 
@@ -162,7 +163,7 @@ def _read_size(text: str, pos: int) -> tuple[int, Value] | None:
     at = end + 1 if text.startswith(" ", end) else end
     for unit, scale, shown in UNITS:
         stop = at + len(unit)
-        if text.startswith(unit, at) and (stop >= len(text) or not _WORD_CHAR.match(text[stop])):
+        if text.startswith(unit, at) and (stop >= len(text) or not WORD_CHAR.match(text[stop])):
             return stop, Value(float(number) * scale, f"{number} {shown}")
     return None
 
