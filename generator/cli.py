@@ -143,7 +143,7 @@ def explain_text(record: dict[str, Any]) -> str:
     fix = record["fix"]
     out = [
         f"{record['title']}  [{record['id']}, {record['severity']}]",
-        f"  {record['url']}",
+        *([f"  {record['url']}"] if terminal.is_address(record["url"]) else []),
         "",
         "Quick answer",
         _wrap(record["summary"]),
@@ -180,14 +180,15 @@ def explain_text(record: dict[str, Any]) -> str:
 def _records(
     entries_dir: str | None, index_file: Path | None, site_url: str | None, as_json: bool = False
 ) -> list[dict[str, Any]]:
-    """The diagnose index records: from an exported signatures.json, or the entries'."""
+    """The diagnose index records: from an exported signatures.json (its site paths under the
+    site URL, when one is given), or the entries'."""
     if index_file is not None:
         try:
             records: list[dict[str, Any]] = json.loads(index_file.read_text(encoding="utf-8"))
             diagnose.Index.from_export(records)
-            return records
         except (OSError, ValueError, KeyError, TypeError) as err:
             raise click.UsageError(f"{index_file}: not a signature index ({err})") from None
+        return sources.rebase(records, _site_url(site_url))
     return _source(entries_dir, site_url, as_json).signatures
 
 

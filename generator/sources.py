@@ -51,12 +51,13 @@ def load(explicit: str | None, base: str) -> Source:
         )
     data = [json.loads((SHIPPED / n).read_text(encoding="utf-8")) for n in SHIPPED_FILES]
     if base != "/":
-        data = [_rebase(records, base) for records in data]
+        data = [rebase(records, base) for records in data]
     return Source(data[0], data[1], "the entries shipped with this package")
 
 
-def _rebase(records: list[dict[str, Any]], base: str) -> list[dict[str, Any]]:
-    """Shipped records carry site paths (`/memory/x/`); prefix them with the site URL."""
+def rebase(records: list[dict[str, Any]], base: str) -> list[dict[str, Any]]:
+    """Exported records carry site paths (`/memory/x/`); prefix them with the site URL `base`
+    (`/`: leave them as they are)."""
 
     def url(path: str) -> str:
         return base.rstrip("/") + path if path.startswith("/") else path

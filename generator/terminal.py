@@ -84,7 +84,7 @@ def diagnosis(
     shown = [m for m in matches if not m.also_possible_for]
     for i, match in enumerate(shown, 1):
         out += _heading(i, match, titles, style)
-        out.append("   " + style.paint(visible(match.url), "cyan"))
+        out.append("   " + style.paint(visible(link(match.url, match.id)), "cyan"))
         symptom = match.symptom
         if symptom:
             out += _wrap(symptom.symptom, style, "     ", "   Your log shows: ")
@@ -114,9 +114,21 @@ def diagnosis(
                     "     ",
                     "   also possible: ",
                 )
-    first = shown[0].id
-    out += ["", *_wrap(f"More: encyclopedia explain {first}", style, "")]
+    if is_address(shown[0].url):  # else the first link already is this command
+        out += ["", *_wrap(f"More: encyclopedia explain {shown[0].id}", style, "")]
     return out
+
+
+def is_address(url: str) -> bool:
+    """Whether `url` can be opened as it is; a bare site path (`/memory/x/`, no site URL
+    configured) cannot."""
+    return "://" in url
+
+
+def link(url: str, entry_id: str) -> str:
+    """Where to read an entry: its address, or, with no site URL configured, the command that
+    prints it."""
+    return url if is_address(url) else f"encyclopedia explain {entry_id}"
 
 
 def _heading(i: int, match: Match, titles: dict[str, str], style: Style) -> list[str]:

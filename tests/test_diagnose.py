@@ -207,3 +207,20 @@ def test_guards_skip_lines_without_the_phrase_and_keep_every_way_it_can_be_writt
         hits = scanner._hit_segments(chunk.decode("latin-1"), low)
         found = diagnose.diagnose(index, io.BytesIO(chunk)).matches
         assert bool(hits) == (text in kept) == bool(found), text
+
+
+def test_links_are_addresses_or_the_command_that_prints_the_entry(tmp_path: Path) -> None:
+    """With no site URL a site path cannot be opened: each result names the `explain` command
+    instead; with one, each result gets its address and the report ends with the command."""
+    log = tmp_path / "train.log"
+    log.write_text(json.loads((VECTORS / "multirank-oom-then-timeout.json").read_text())["log"])
+    runner = CliRunner()
+    args = ["diagnose", str(log), "--index", str(VECTORS / "index.json")]
+    bare = runner.invoke(main, args, env={"ENCYCLOPEDIA_SITE_URL": ""}).stdout
+    assert (
+        "   encyclopedia explain oom\n" in bare and "   encyclopedia explain nccl-timeout\n" in bare
+    )
+    assert "/memory/oom/" not in bare and "More:" not in bare
+    linked = runner.invoke(main, [*args, "--site-url", "https://x.test/enc"]).stdout
+    assert "   https://x.test/enc/memory/oom/\n" in linked
+    assert "More: encyclopedia explain oom" in linked
