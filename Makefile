@@ -62,6 +62,7 @@ clean:
 
 recall: $(STAMP)
 	$(BIN)/python scripts/recall.py --misses
+	$(BIN)/python scripts/recall.py --cases tests/recall_metrics --misses
 
 # Reproducers run against a real PyTorch in its own environment: the site does not depend on it.
 TORCH_VENV ?= .venv-torch

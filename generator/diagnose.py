@@ -16,8 +16,11 @@ Semantics (both implementations):
   first match of each, at most MAX_EVIDENCE, in the order they are found.
 - A candidate that another candidate causes (`leads-to` / `often-caused-by`) is collateral,
   when that cause has a primary match on a line of its own.
+- Metric lines (metrics.py) give sightings; each makes a primary match of the entries that
+  list its signal, scored by metrics.SIGNAL_SCORES, its evidence the lines it rests on.
 - Order: initiating before collateral, then evidence from the rank torchrun names as the root
-  cause first, then higher score, then earlier first evidence, then id.
+  cause first, then confidence, then matches on printed text before those read from numbers
+  alone, then higher score, then earlier first evidence, then id.
 
 This module streams: memory is bounded by CHUNK_BYTES plus one segment, whatever the log size.
 """
@@ -33,7 +36,7 @@ from typing import Any, BinaryIO
 
 import ahocorasick  # type: ignore[import-not-found]
 
-from . import anchors
+from . import anchors, metrics
 from .pattern import Condition, Piece, Slot, Value, compile_pieces, literal_view, match
 
 CHUNK_BYTES = 4 * 1024 * 1024
@@ -116,6 +119,7 @@ class Hit:
     weight: int = 0
     symptom: tuple[str, str] | None = None
     values: dict[str, str] = field(default_factory=dict)
+    signal: bool = False  # a metric sighting's line (metrics.py), not a signature's match
 
 
 @dataclass
@@ -127,6 +131,7 @@ class Candidate:
     primary: bool = False
     hits: list[Hit] = field(default_factory=list)
     matched: set[str] = field(default_factory=set)
+    readings: list[str] = field(default_factory=list)  # metric sightings' descriptions
 
 
 @dataclass(frozen=True)
@@ -136,6 +141,7 @@ class Index:
     entries: dict[str, dict[str, Any]]
     signatures: tuple[Signature, ...]
     causes: dict[str, frozenset[str]]
+    signals: dict[str, tuple[str, ...]] = field(default_factory=dict)  # signal -> entry ids
 
     @classmethod
     def from_export(cls, data: list[dict[str, Any]]) -> Index:
@@ -161,10 +167,15 @@ class Index:
                             found.guard,
                         )
                     )
+        signals: dict[str, list[str]] = {}
+        for item in data:
+            for name in item.get("metric_signals", ()):
+                signals.setdefault(name, []).append(item["id"])
         return cls(
             {item["id"]: item for item in data},
             tuple(signatures),
             {item["id"]: frozenset(item.get("causes", ())) for item in data},
+            {name: tuple(ids) for name, ids in signals.items()},
         )
 
 
@@ -243,6 +254,7 @@ class _Scanner:
             for sig in index.signatures
         ]
         self.candidates: dict[str, Candidate] = {}
+        self.metrics = metrics.Reader() if index.signals else None
         self.root_lines_left = 0
         self.line = 1  # the line the next chunk starts on
         self.tail: _Segment | None = None  # the last segment of the previous chunk
@@ -275,7 +287,10 @@ class _Scanner:
             end = _segment_end(text, 0)
             root_pos = 0 if newline else _after_newline(text, 0)
             self._match(seg, words, prev, _Segment(text[:end], self.line), text, root_pos)
-        hits = self._hit_segments(text, chunk.translate(_LOWER_BYTES).decode("latin-1"))
+        low = chunk.translate(_LOWER_BYTES).decode("latin-1")
+        if self.metrics is not None:
+            self.metrics.feed(text, low, self.line)
+        hits = self._hit_segments(text, low)
         for i, (start, end, line, words) in enumerate(hits):
             prev = self._previous(text, start, line, hits[i - 1][0] if i else 0)
             after = end + _separator_length(text, end)
@@ -298,6 +313,11 @@ class _Scanner:
             seg, words, prev, _ = self.pending
             self.pending = None
             self._match(seg, words, prev, None, "", -1)
+        if self.metrics is not None:
+            for sighting in self.metrics.sightings():
+                for entry in self.index.signals.get(sighting.signal, ()):
+                    _record_sighting(self.candidates, self.index, entry, sighting)
+            self.metrics = None
 
     def _hit_segments(self, text: str, low: str) -> list[tuple[int, int, int, set[str]]]:
         """(start, end, line, anchor words) of each segment holding an anchor, in order; `low`
@@ -494,6 +514,29 @@ def _record(candidates: dict[str, Candidate], index: Index, sig: Signature, hit:
             cand.hits.append(hit)
 
 
+def _record_sighting(
+    candidates: dict[str, Candidate], index: Index, entry: str, sighting: metrics.Sighting
+) -> None:
+    """A metric sighting as a primary match of `entry`: one hit per line it rests on, each
+    with the sighting's description where a signature's text would be."""
+    data = index.entries[entry]
+    cand = candidates.setdefault(entry, Candidate(entry, data["title"], data["url"]))
+    key = "signal:" + sighting.signal
+    if key in cand.matched:
+        return
+    cand.primary = True
+    cand.matched.add(key)
+    score = metrics.SIGNAL_SCORES[sighting.signal]
+    cand.score += score
+    cand.readings.append(sighting.description)
+    for line, text in sighting.lines:
+        if len(cand.hits) < MAX_EVIDENCE:
+            found = _RANK.match(normalise(text))
+            rank = int(found.group(1)) if found else None
+            hit = Hit(line, text, key.replace(":", ": "), rank, False, score, signal=True)
+            cand.hits.append(hit)
+
+
 def _has_own_line(cause: Candidate, effect: Candidate) -> bool:
     """A cause explains an effect only with evidence of its own: a primary match on a line where
     the effect matched nothing. (Two entries that share one error line are alternatives, not a
@@ -540,6 +583,7 @@ class Match:
     collateral_of: str | None  # the entry whose failure this one follows from
     also_possible_for: str | None  # the stronger result that reads the same lines
     symptom: SymptomShown | None
+    readings: tuple[str, ...]  # what the log's numbers show (metric signals), one sentence each
     evidence: tuple[Evidence, ...]
 
 
@@ -555,7 +599,11 @@ class Diagnosis:
         the diagnose page's matcher returns it: lists, not tuples."""
         return {
             "matches": [
-                dataclasses.asdict(m) | {"evidence": [dataclasses.asdict(e) for e in m.evidence]}
+                dataclasses.asdict(m)
+                | {
+                    "readings": list(m.readings),
+                    "evidence": [dataclasses.asdict(e) for e in m.evidence],
+                }
                 for m in self.matches
             ],
             "root_rank": self.root_rank,
@@ -574,7 +622,7 @@ def _symptom(cand: Candidate) -> SymptomShown | None:
 
 def _order(index: Index, found: dict[str, Candidate], root_rank: int | None) -> list[Any]:
     """Initiating failures before collateral ones, then evidence from torchrun's root-cause
-    rank, then confidence, score, earliest evidence and id."""
+    rank, then confidence, printed text before numbers alone, score, earliest evidence and id."""
     keyed = []
     for cand in found.values():
         causes = [
@@ -589,7 +637,9 @@ def _order(index: Index, found: dict[str, Candidate], root_rank: int | None) -> 
         from_root = root_rank is not None and root_rank in ranks
         level = LEVELS.index(confidence(cand.score))
         first = min(h.line for h in cand.hits)
-        key = (cause is not None, not from_root, -level, -cand.score, first, cand.id)
+        # At one confidence, a match on printed text goes before one read from numbers alone.
+        numbers_only = all(h.signal for h in cand.hits)
+        key = (cause is not None, not from_root, -level, numbers_only, -cand.score, first, cand.id)
         keyed.append((key, cand, cause, ranks[0] if ranks else None))
     return sorted(keyed, key=lambda item: item[0])
 
@@ -632,6 +682,7 @@ def rank_candidates(
             cause.id if cause else None,
             host.id if host else None,
             _symptom(cand),
+            tuple(cand.readings),
             tuple(
                 Evidence(h.line, h.text, h.signature)
                 for h in sorted(cand.hits, key=lambda h: h.line)

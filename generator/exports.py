@@ -79,6 +79,7 @@ def signature_record(page: Page, base: str) -> dict[str, Any]:
         "first_step": page.entry.fix.steps[0],
         "causes": causes(page),
         "signatures": signatures(page),
+        "metric_signals": list(page.entry.metric_signals),
     }
 
 

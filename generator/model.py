@@ -44,6 +44,17 @@ Stack = Literal[
     "Other",
 ]
 Status = Literal["active", "retired"]
+# What diagnose can read from a log's numbers alone (generator/metrics.py: SIGNALS says what each
+# means and how it is detected).
+MetricSignal = Literal[
+    "loss-flat",
+    "loss-flat-at-ln2",
+    "loss-zero",
+    "loss-rises",
+    "grad-norm-zero",
+    "lr-zero",
+    "memory-grows",
+]
 
 
 def _fail(message: str, fix: str) -> PydanticCustomError:
@@ -298,6 +309,12 @@ class Entry(Record):
         ],
         ...,
     ] = ()
+    metric_signals: tuple[MetricSignal, ...] = Field(
+        default=(),
+        description="Patterns in logged numbers that point here (loss-flat, loss-rises, "
+        "grad-norm-zero, lr-zero, memory-grows...): diagnose names the entry when a log shows "
+        "one, with the lines and values as evidence.",
+    )
     root_cause: Prose
     confirm: Annotated[tuple[Prose, ...], Field(min_length=1)]
     fix: Fix

@@ -92,6 +92,8 @@ def diagnosis(
             if values:
                 out += _wrap(values, style, "     ", "   Read from the log: ")
             out += _wrap(symptom.cause, style, "     ", "   Cause: ")
+        for reading in match.readings:
+            out += _wrap(reading, style, "     ", "   Your log's numbers: ")
         record = records.get(match.id, {})
         advise = match is lead or (not match.collateral_of and match.confidence != "low")
         if advise and record.get("summary"):

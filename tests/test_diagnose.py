@@ -224,3 +224,37 @@ def test_links_are_addresses_or_the_command_that_prints_the_entry(tmp_path: Path
     linked = runner.invoke(main, [*args, "--site-url", "https://x.test/enc"]).stdout
     assert "   https://x.test/enc/memory/oom/\n" in linked
     assert "More: encyclopedia explain oom" in linked
+
+
+def test_the_signal_tables_agree_everywhere() -> None:
+    """One vocabulary of metric signals: the entry format's, the detector's, its scores, the
+    JavaScript half's scores and the contributor documentation."""
+    import re
+    from typing import get_args
+
+    from generator import metrics
+    from generator.model import MetricSignal
+
+    names = list(get_args(MetricSignal))
+    assert names == list(metrics.SIGNALS) == list(metrics.SIGNAL_SCORES)
+    js = (Path(__file__).parent.parent / "site_assets" / "js" / "diagnose-core.js").read_text()
+    table = re.search(r"var SIGNAL_SCORES = \{(.*?)\};", js, re.S)
+    assert table is not None
+    scores = {k: int(v) for k, v in re.findall(r'"([a-z0-9-]+)": ([0-9]+)', table.group(1))}
+    assert scores == metrics.SIGNAL_SCORES
+    docs = (Path(__file__).parent.parent / "docs" / "entry-format.md").read_text()
+    assert all(f"- `{name}`: {about}." in docs for name, about in metrics.SIGNALS.items())
+
+
+@pytest.mark.parametrize("piece", [1, 5, 333])
+def test_a_wrapped_command_reads_its_metric_lines_as_a_file_does(piece: int) -> None:
+    """`encyclopedia run` feeds output as it arrives, in any pieces, from two streams: metric
+    sightings (and their evidence text) come out as they do from the file."""
+    for name in (n for n in vector_names() if n.startswith("metric-")):
+        log = json.loads((VECTORS / f"{name}.json").read_text(encoding="utf-8"))["log"]
+        data = log.encode("utf-8")
+        streaming = diagnose.Streaming(INDEX)
+        for at in range(0, len(data), piece):
+            streaming.push("stdout", data[at : at + piece])
+        whole = diagnose.diagnose(INDEX, io.BytesIO(data)).to_json()
+        assert streaming.result().to_json() == whole, name

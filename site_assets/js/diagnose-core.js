@@ -235,6 +235,7 @@ function DiagnoseCoreFactory() {
     this.causes = new Map();
     this.signatures = [];
     this.byAnchor = new Map();
+    this.signals = new Map();  // metric signal -> entry ids
     data.forEach(function (item) {
       self.entries.set(item.id, item);
       self.causes.set(item.id, new Set(item.causes || []));
@@ -249,6 +250,10 @@ function DiagnoseCoreFactory() {
         var a = anchor(parts);
         if (!self.byAnchor.has(a)) self.byAnchor.set(a, []);
         self.byAnchor.get(a).push(s);
+      });
+      (item.metric_signals || []).forEach(function (name) {
+        if (!self.signals.has(name)) self.signals.set(name, []);
+        self.signals.get(name).push(item.id);
       });
     });
     this.automaton = new Automaton(Array.from(this.byAnchor.keys()).concat([ROOT_WORD]));
@@ -398,6 +403,278 @@ function DiagnoseCoreFactory() {
     return state;
   }
 
+  /* Metric lines: failures a log shows only in its numbers (generator/metrics.py documents the
+   * semantics and the thresholds; both halves pass tests/diagnose_vectors/). */
+  var SIGNAL_SCORES = { "loss-flat": 8, "loss-flat-at-ln2": 10, "loss-zero": 8, "loss-rises": 8,
+                        "grad-norm-zero": 8, "lr-zero": 8, "memory-grows": 8 };
+  var FLAT_MIN = 20, FLAT_SHARE = 0.8, FLAT_BAND = 0.02, FLAT_SLACK = 0.001, ZERO_MIN = 10;
+  var RISE_AFTER = 10, RISE_FACTOR = 3.0, RISE_MARGIN = 1.0;
+  var MEMORY_MIN = 10, MEMORY_STEP_SHARE = 0.8, MEMORY_GROWTH = 1.1;
+  var CHANCE = [[2, 0.6931471805599453, "0.6931"], [10, 2.302585092994046, "2.3026"],
+                [100, 4.605170185988092, "4.6052"], [1000, 6.907755278982137, "6.9078"],
+                [32000, 10.373491181781864, "10.3735"], [32768, 10.397207708399179, "10.3972"],
+                [50257, 10.82515638, "10.8252"], [128256, 11.761783, "11.7618"],
+                [151936, 11.931214, "11.9312"], [256000, 12.452932, "12.4529"]];
+  var CHANCE_TOLERANCE = 0.01;
+  var WORD = "[a-z0-9_/.\\-]";
+  var TAIL = "['\"]?[ \\t]*[:=]?[ \\t]*['\"]?(?:\\[|tensor\\()?[ \\t]*" +
+    "([-+]?(?:nan|inf|(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:e[-+]?[0-9]+)?))" +
+    "(?:[ \\t]?(gib|mib|kib|gb|mb|kb|g|m|bytes))?(?!\\.?[a-z0-9_])";
+  /* A key at a word start (or after a joined prefix at one), not after another run's word:
+   * the same source as generator/metrics.py's key(). */
+  function key(literal, rest, joined, otherRun) {
+    var starts = ["(?<!" + WORD + literal + ")"].concat((joined || []).map(function (p) {
+      return "(?<=" + p + literal + ")(?<!" + WORD + p + literal + ")";
+    }));
+    var notOther = (otherRun || []).map(function (w) {
+      return "(?!(?<=" + w + literal + ")(?<!" + WORD + w + literal + "))";
+    }).join("");
+    return literal + "(?:" + starts.join("|") + ")" + notOther + (rest || "") + TAIL;
+  }
+  var FINDERS = [
+    ["loss", key("loss", "", ["train_", "train/", "training_"],
+                 ["val ", "valid ", "validation ", "eval ", "test ", "dev "]), "none"],
+    ["grad_norm", key("grad", "(?:ient)?[_ ]norm"), "none"],
+    ["lr", key("lr"), "none"],
+    ["learning_rate", key("learning", "[_ ]rate"), "none"],
+    ["memory", key("mem", "(?:ory)?(?:[_ ](?:used|usage))?", ["gpu_", "cuda_"]), "required"],
+    ["allocated", key("allocated"), "bytes"],
+    ["reserved", key("reserved"), "bytes"],
+    ["free", key("free", "(?:[_ ]mem(?:ory)?)?"), "required"],
+    ["smi", "(?<!" + WORD + ")([0-9]+)[ \\t]?mib[ \\t]*/[ \\t]*[0-9]+[ \\t]?mib(?![a-z0-9_])()",
+     "smi"]
+  ].map(function (f) { return { series: f[0], pattern: new RegExp(f[1], "gd"), unit: f[2] }; });
+  var UNIT_BYTES = { gib: 1073741824, gb: 1073741824, g: 1073741824, mib: 1048576,
+                     mb: 1048576, m: 1048576, kib: 1024, kb: 1024, bytes: 1 };
+  var SERIES_NAMES = { lr: "learning rate", learning_rate: "learning rate",
+                       memory: "GPU memory in use", smi: "GPU memory in use",
+                       allocated: "allocated GPU memory", reserved: "reserved GPU memory",
+                       free: "free GPU memory" };
+
+  function toNumber(s) {
+    if (s.indexOf("nan") >= 0) return NaN;
+    if (s.indexOf("inf") >= 0) return s.charAt(0) === "-" ? -Infinity : Infinity;
+    return parseFloat(s);
+  }
+
+  function detector(series) {
+    if (series === "loss") return new LossSeries();
+    if (series === "grad_norm") return new ZeroRun("grad-norm-zero", "grad_norm");
+    if (series === "lr" || series === "learning_rate") {
+      return new ZeroRun("lr-zero", SERIES_NAMES[series]);
+    }
+    return new Monotone(series === "free" ? -1 : 1, SERIES_NAMES[series]);
+  }
+
+  function seenLines() {
+    var out = new Map();
+    Array.prototype.forEach.call(arguments, function (s) {
+      if (!out.has(s.line)) out.set(s.line, s.text);
+    });
+    return Array.from(out.keys()).sort(function (a, b) { return a - b; }).map(function (l) {
+      return [l, out.get(l)];
+    });
+  }
+
+  function span(first, last) {
+    return first.line === last.line ? "line " + first.line
+      : "lines " + first.line + "-" + last.line;
+  }
+
+  function LossSeries() {
+    this.count = 0; this.finite = 0; this.first = null; this.firstValue = 0;
+    this.flat = true; this.flatCount = 0; this.flatSum = 0; this.flatLast = null;
+    this.low = null; this.high = null; this.least = null; this.rise = null; this.last = null;
+  }
+  LossSeries.prototype.add = function (value, seen) {
+    this.count += 1;
+    if (this.first === null) { this.first = seen; this.firstValue = value; }
+    if (this.flat) {
+      var band = FLAT_BAND * Math.abs(this.firstValue) + FLAT_SLACK;
+      if (isFinite(value) && Math.abs(value - this.firstValue) <= band) {
+        this.flatCount += 1;
+        this.flatSum += value;
+        this.flatLast = seen;
+        if (this.low === null || value < this.low[0]) this.low = [value, seen];
+        if (this.high === null || value > this.high[0]) this.high = [value, seen];
+      } else {
+        this.flat = false;
+      }
+    }
+    if (!isFinite(value)) return;
+    if (this.rise === null && this.least !== null && this.finite >= RISE_AFTER) {
+      var low = this.least[0];
+      if (value >= RISE_FACTOR * low && value - low >= RISE_MARGIN) {
+        this.rise = [low, this.least[1], seen];
+      }
+    }
+    if (this.least === null || value < this.least[0]) this.least = [value, seen];
+    this.finite += 1;
+    this.last = [value, seen];
+  };
+  LossSeries.prototype.sightings = function () {
+    var out = [];
+    var flat = this.flatCount >= FLAT_SHARE * this.count;
+    if (flat && this.first && this.flatLast && this.low && this.high) {
+      var spanText = "the first " + this.flatCount + " of " + this.count + " logged values";
+      var where = span(this.first, this.flatLast);
+      var lines = seenLines(this.first, this.flatLast);
+      if (this.low[0] === 0 && this.high[0] === 0 && this.flatCount >= ZERO_MIN) {
+        out.push({ signal: "loss-zero", description: "loss is 0 for " + spanText + " (" +
+                   where + ")", lines: lines });
+      } else if (this.flatCount >= FLAT_MIN) {
+        var desc = "loss stays between " + this.low[1].shown + " and " + this.high[1].shown +
+          " for " + spanText + " (" + where + ")";
+        var mean = this.flatSum / this.flatCount;
+        var best = null;
+        CHANCE.forEach(function (c) {
+          if (Math.abs(mean - c[1]) <= CHANCE_TOLERANCE * c[1] &&
+              (best === null || Math.abs(mean - c[1]) < Math.abs(mean - best[1]))) best = c;
+        });
+        if (best) {
+          desc += "; about ln " + best[0] + " = " + best[2] + ", a uniform guess over " +
+            best[0] + " choices";
+        }
+        out.push({ signal: "loss-flat", description: desc, lines: lines });
+        if (best && best[0] === 2) {
+          out.push({ signal: "loss-flat-at-ln2", description: desc, lines: lines });
+        }
+      }
+    }
+    if (this.rise && this.last) {
+      var low = this.rise[0], at = this.rise[1], risen = this.rise[2];
+      var text = "loss rises from " + at.shown + " (line " + at.line + ") to " + risen.shown +
+        " (line " + risen.line + ")";
+      var seen = [at, risen];
+      var value = this.last[0], last = this.last[1];
+      if (last.line > risen.line && value >= 2 * low && value - low >= RISE_MARGIN / 2) {
+        text += " and is still " + last.shown + " at line " + last.line;
+        seen.push(last);
+      }
+      out.push({ signal: "loss-rises", description: text, lines: seenLines.apply(null, seen) });
+    }
+    return out;
+  };
+
+  function ZeroRun(signal, name) {
+    this.signal = signal; this.name = name; this.count = 0; this.run = null; this.best = null;
+  }
+  ZeroRun.prototype.add = function (value, seen) {
+    this.count += 1;
+    if (value !== 0) { this.run = null; return; }
+    this.run = this.run ? [this.run[0] + 1, this.run[1], seen] : [1, seen, seen];
+    if (this.best === null || this.run[0] > this.best[0]) this.best = this.run;
+  };
+  ZeroRun.prototype.sightings = function () {
+    if (this.best === null || this.best[0] < ZERO_MIN) return [];
+    var first = this.best[1], last = this.best[2];
+    return [{ signal: this.signal, description: this.name + " is 0 for " + this.best[0] +
+              " logged values in a row (" + span(first, last) + "; " + this.count +
+              " values in all)", lines: seenLines(first, last) }];
+  };
+
+  function Monotone(sign, name) {
+    this.sign = sign; this.name = name; this.run = null; this.best = null;
+  }
+  Monotone.prototype.add = function (value, seen) {
+    var run = this.run;
+    if (run !== null && (value - run.end) * this.sign >= 0) {
+      if (value !== run.end) run.strict += 1;
+      run.end = value; run.last = seen; run.count += 1;
+    } else {
+      this.close();
+      this.run = { start: value, first: seen, end: value, last: seen, count: 1, strict: 0 };
+    }
+  };
+  Monotone.prototype.close = function () {
+    var run = this.run;
+    if (run === null) return;
+    var grown = this.sign > 0 ? run.end >= MEMORY_GROWTH * run.start
+      : run.end * MEMORY_GROWTH <= run.start;
+    if (run.count >= MEMORY_MIN && run.strict >= MEMORY_STEP_SHARE * (run.count - 1) && grown &&
+        (this.best === null || run.count > this.best.count)) this.best = run;
+  };
+  Monotone.prototype.sightings = function () {
+    this.close();
+    this.run = null;
+    var best = this.best;
+    if (best === null) return [];
+    return [{ signal: "memory-grows",
+              description: this.name + " " + (this.sign > 0 ? "rises" : "falls") + " at " +
+                best.strict + " of " + (best.count - 1) + " logged steps, from " +
+                best.first.shown + " (line " + best.first.line + ") to " + best.last.shown +
+                " (line " + best.last.line + ")",
+              lines: seenLines(best.first, best.last) }];
+  };
+
+  function lineStart(text, pos) {
+    var i = pos;
+    while (i > 0 && text.charCodeAt(i - 1) !== 10 && text.charCodeAt(i - 1) !== 13) i--;
+    return i;
+  }
+
+  function lineEnd(text, pos) {
+    var i = pos;
+    while (i < text.length && text.charCodeAt(i) !== 10 && text.charCodeAt(i) !== 13) i++;
+    return i;
+  }
+
+  /* Every sighting in `text` (ANSI already removed). */
+  function readMetrics(text) {
+    var low = asciiLower(text);
+    var out = [];
+    FINDERS.forEach(function (finder) {
+      var series = detector(finder.series);
+      var line = 1, counted = 0, found;
+      finder.pattern.lastIndex = 0;
+      while ((found = finder.pattern.exec(low)) !== null) {
+        var unit = found[2];
+        var value = finder.unit === "smi" ? toNumber(found[1]) * 1048576 : toNumber(found[1]);
+        if (finder.unit === "required" || finder.unit === "bytes") {
+          if (unit) value *= UNIT_BYTES[unit];
+          else if (finder.unit === "required") continue;
+        }
+        var pos = found.index;
+        for (var i = counted; i < pos; i++) if (low.charCodeAt(i) === 10) line += 1;
+        counted = pos;
+        var end = finder.unit === "smi" ? pos + found[0].length
+          : (unit ? found.indices[2][1] : found.indices[1][1]);
+        series.add(value, {
+          line: line, shown: text.slice(found.indices[1][0], end).trim(),
+          text: first500(text.slice(lineStart(text, pos), lineEnd(text, pos))
+            .replace(EDGE_SPACES, ""))
+        });
+      }
+      out = out.concat(series.sightings());
+    });
+    return out;
+  }
+
+  function recordSighting(state, index, entryId, sighting) {
+    var entry = index.entries.get(entryId);
+    var cand = state.candidates.get(entryId);
+    if (!cand) {
+      cand = { id: entryId, title: entry.title, url: entry.url, score: 0, primary: false,
+               hits: [], matched: new Set() };
+      state.candidates.set(entryId, cand);
+    }
+    var key = "signal:" + sighting.signal;
+    if (cand.matched.has(key)) return;
+    cand.primary = true;
+    cand.matched.add(key);
+    var score = SIGNAL_SCORES[sighting.signal];
+    cand.score += score;
+    if (!cand.readings) cand.readings = [];
+    cand.readings.push(sighting.description);
+    sighting.lines.forEach(function (pair) {
+      if (cand.hits.length >= MAX_EVIDENCE) return;
+      var found = RANK.exec(normalise(pair[1]));
+      cand.hits.push({ line: pair[0], text: pair[1], signature: "signal: " + sighting.signal,
+                       rank: found ? parseInt(found[1], 10) : null, context: false,
+                       weight: score, symptom: null, values: {}, signal: true });
+    });
+  }
+
   /* A cause explains an effect only with a primary match on a line where the effect matched
    * nothing: two entries sharing one error line are alternatives, not cause and collateral. */
   function hasOwnLine(cause, effect) {
@@ -456,7 +733,8 @@ function DiagnoseCoreFactory() {
   }
 
   /* Initiating before collateral, then evidence from torchrun's root-cause rank, then
-   * confidence, score, earliest evidence and id (generator/diagnose.py does the same). */
+   * confidence, printed text before numbers alone, score, earliest evidence and id
+   * (generator/diagnose.py does the same). */
   function rankCandidates(index, state) {
     var found = Array.from(state.candidates.values()).filter(function (c) { return c.primary; });
     var keyed = found.map(function (cand) {
@@ -473,7 +751,10 @@ function DiagnoseCoreFactory() {
       var fromRoot = state.rootRank !== null && ranks.indexOf(state.rootRank) >= 0;
       var level = LEVELS.indexOf(confidence(cand.score));
       var first = Math.min.apply(null, hits.map(function (h) { return h.line; }));
-      return { key: [cause ? 1 : 0, fromRoot ? 0 : 1, -level, -cand.score, first, cand.id],
+      /* At one confidence, a match on printed text before one read from numbers alone. */
+      var numbersOnly = hits.every(function (h) { return h.signal === true; }) ? 1 : 0;
+      return { key: [cause ? 1 : 0, fromRoot ? 0 : 1, -level, numbersOnly, -cand.score, first,
+                     cand.id],
                cand: cand, cause: cause, hits: hits,
                rank: ranks.length ? ranks[0] : null };
     });
@@ -492,6 +773,7 @@ function DiagnoseCoreFactory() {
         collateral_of: k.cause ? k.cause.id : null,
         also_possible_for: host ? host.id : null,
         symptom: symptomOf(cand),
+        readings: (cand.readings || []).slice(),
         evidence: k.hits.map(function (h) {
           return { line: h.line, text: h.text, signature: h.signature };
         })
@@ -513,6 +795,13 @@ function DiagnoseCoreFactory() {
 
   function diagnose(index, text, top) {
     var state = scan(index, text);
+    if (index.signals.size) {
+      readMetrics(stripAnsi(text)).forEach(function (sighting) {
+        (index.signals.get(sighting.signal) || []).forEach(function (id) {
+          recordSighting(state, index, id, sighting);
+        });
+      });
+    }
     var ranked = rankCandidates(index, state);
     return { matches: top ? ranked.slice(0, top) : ranked, root_rank: state.rootRank };
   }

@@ -151,6 +151,10 @@
         }
         item.appendChild(prose("enc-diagnose-cause", "Cause: ", m.symptom.cause));
       }
+      (m.readings || []).forEach(function (r) {
+        /* A failure read from the log's numbers: what they show, with values and lines. */
+        item.appendChild(el("p", "enc-diagnose-values", "Your log's numbers: " + r));
+      });
       var entry = record(m.id);
       if (entry && entry.summary && !m.collateral_of && (m === lead || m.confidence !== "low")) {
         /* What to do first: the quick answer and the first fix step, before the evidence; a
