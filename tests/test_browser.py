@@ -116,6 +116,22 @@ def test_diagnose_page_pasted_log_makes_no_request(page: Any, shipped_url: str) 
     assert [u for u in requests if not u.startswith("blob:")] == []
 
 
+def test_diagnose_page_reads_a_log_that_holds_only_numbers(page: Any, shipped_url: str) -> None:
+    """A Megatron log whose loss climbs without any error: the page names the divergence entry
+    and says what the numbers show, with the lines it read."""
+    log = json.loads(
+        (Path(__file__).parent / "diagnose_vectors" / "metric-megatron-divergence.json").read_text()
+    )["log"]
+    page.goto(shipped_url + "/diagnose/")
+    page.wait_for_load_state("networkidle")
+    page.fill("#enc-log", log)
+    page.click(".enc-diagnose-run")
+    matches = diagnosed(page)
+    assert entry_id(matches[0]["href"]) == "loss-spikes-divergence"
+    assert "Your log's numbers: loss rises from 1.400000E+00 (line 11)" in matches[0]["text"]
+    assert "line 20" in matches[0]["text"]
+
+
 @pytest.mark.parametrize(
     ("log", "lines"), [("a\nb\nc\nd\ne\n", 5), ("a\nb\nc\nd\ne", 5), ("one line", 1)]
 )
