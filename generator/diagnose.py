@@ -502,9 +502,15 @@ def scan(index: Index, stream: BinaryIO) -> tuple[dict[str, Candidate], int | No
     return scanner.candidates, scanner.root_rank
 
 
+def _candidate(candidates: dict[str, Candidate], index: Index, entry: str) -> Candidate:
+    if entry not in candidates:
+        data = index.entries[entry]
+        candidates[entry] = Candidate(entry, data["title"], data["url"])
+    return candidates[entry]
+
+
 def _record(candidates: dict[str, Candidate], index: Index, sig: Signature, hit: Hit) -> None:
-    entry = index.entries[sig.entry]
-    cand = candidates.setdefault(sig.entry, Candidate(sig.entry, entry["title"], entry["url"]))
+    cand = _candidate(candidates, index, sig.entry)
     if not sig.context:
         cand.primary = True
     if sig.text not in cand.matched:
@@ -517,15 +523,14 @@ def _record(candidates: dict[str, Candidate], index: Index, sig: Signature, hit:
 def _record_sighting(
     candidates: dict[str, Candidate], index: Index, entry: str, sighting: metrics.Sighting
 ) -> None:
-    """A metric sighting as a primary match of `entry`: one hit per line it rests on, each
-    with the sighting's description where a signature's text would be."""
-    data = index.entries[entry]
-    cand = candidates.setdefault(entry, Candidate(entry, data["title"], data["url"]))
-    key = "signal:" + sighting.signal
-    if key in cand.matched:
+    """A metric sighting as a primary match of `entry`: its description one of the entry's
+    readings, and one hit per line it rests on, labelled `signal: NAME`."""
+    cand = _candidate(candidates, index, entry)
+    label = "signal: " + sighting.signal  # where a signature's text would be
+    if label in cand.matched:
         return
     cand.primary = True
-    cand.matched.add(key)
+    cand.matched.add(label)
     score = metrics.SIGNAL_SCORES[sighting.signal]
     cand.score += score
     cand.readings.append(sighting.description)
@@ -533,7 +538,7 @@ def _record_sighting(
         if len(cand.hits) < MAX_EVIDENCE:
             found = _RANK.match(normalise(text))
             rank = int(found.group(1)) if found else None
-            hit = Hit(line, text, key.replace(":", ": "), rank, False, score, signal=True)
+            hit = Hit(line, text, label, rank, False, score, signal=True)
             cand.hits.append(hit)
 
 

@@ -237,9 +237,9 @@ class _Loss:
             finite += 1
             last = i
         if rise is not None:
+            # (`finite` stops counting here: only the rise's threshold reads it)
             for i in range(len(values) - 1, last, -1):
                 if isfinite(values[i]):
-                    finite += 1  # (not counted one by one: only `last` is read after a rise)
                     last = i
                     break
         self.least, self.finite, self.rise = least, finite, rise
@@ -507,12 +507,17 @@ def _resolve(finder: Finder, text: str, low: str, line: int, held: list[Seen], t
             end = match.end()  # `12345MiB / 81920MiB` as printed
         else:
             end = match.end(2) if match.group(2) else match.end(1)
-        newline = low.rfind("\n", 0, pos)  # bounded: the nearest break
-        start = max(newline, low.rfind("\r", newline + 1, pos)) + 1
-        stop = _BREAK.search(low, pos)
+        start, stop = _segment_start(low, pos), _BREAK.search(low, pos)
         raw = text[start : stop.start() if stop else len(text)].encode("latin-1")
         seen.line, seen.shown = line, text[match.start(1) : end].strip()
         seen.text = raw.decode("utf-8", errors="replace").strip(" \t\f\v")[:500]
+
+
+def _segment_start(low: str, pos: int) -> int:
+    """Where the segment holding `pos` starts. Both searches stop at the nearest break: the CR
+    search looks back no further than the last LF, so a chunk without CRs costs nothing."""
+    newline = low.rfind("\n", 0, pos)
+    return max(newline, low.rfind("\r", newline + 1, pos)) + 1
 
 
 TAIL_WINDOW = 16 * 1024
@@ -525,17 +530,17 @@ def _find(finder: Finder, low: str, wanted: set[int], total: int) -> dict[int, r
     early = {i for i in wanted if i < total // 2}
     found: dict[int, re.Match[str]] = {}
     if early:
+        last = max(early)
         for index, match in enumerate(_matches(finder, low)):
             if index in early:
                 found[index] = match
-            if index >= max(early):
+            if index >= last:
                 break
     late = wanted - early
     window = TAIL_WINDOW
     while late:
         cut = len(low) - window
-        newline = low.rfind("\n", 0, cut) if cut > 0 else -1
-        begin = 0 if cut <= 0 else max(newline, low.rfind("\r", newline + 1, cut)) + 1
+        begin = _segment_start(low, cut) if cut > 0 else 0
         tail = list(_matches(finder, low, begin))
         first = total - len(tail)
         if begin == 0 or first <= min(late):

@@ -258,3 +258,20 @@ def test_a_wrapped_command_reads_its_metric_lines_as_a_file_does(piece: int) -> 
             streaming.push("stdout", data[at : at + piece])
         whole = diagnose.diagnose(INDEX, io.BytesIO(data)).to_json()
         assert streaming.result().to_json() == whole, name
+
+
+def test_both_halves_read_metrics_with_the_same_patterns() -> None:
+    """The JavaScript finders are built from the same source text as generator/metrics.py's:
+    one key, one pattern, one unit rule each, in the same order."""
+    from generator import metrics
+
+    node = shutil.which("node")
+    if node is None:
+        if os.environ.get("CI"):
+            pytest.fail("node not found: the JavaScript matcher cannot be tested")
+        pytest.skip("node not found")
+    core = Path(__file__).parent.parent / "site_assets" / "js" / "diagnose-core.js"
+    script = f"process.stdout.write(JSON.stringify(require({json.dumps(str(core))}).metricFinders))"
+    out = subprocess.run([node, "-e", script], capture_output=True, text=True, check=True)
+    python = [[f.series, f.pattern, f.unit] for f in metrics.FINDERS]
+    assert json.loads(out.stdout) == python

@@ -275,14 +275,19 @@ function DiagnoseCoreFactory() {
     return Array.from(text).slice(0, 500).join("");
   }
 
-  function record(state, index, sig, hit) {
-    var entry = index.entries.get(sig.entry);
-    var cand = state.candidates.get(sig.entry);
+  function candidateOf(state, index, id) {
+    var cand = state.candidates.get(id);
     if (!cand) {
-      cand = { id: sig.entry, title: entry.title, url: entry.url, score: 0, primary: false,
-               hits: [], matched: new Set() };
-      state.candidates.set(sig.entry, cand);
+      var entry = index.entries.get(id);
+      cand = { id: id, title: entry.title, url: entry.url, score: 0, primary: false,
+               hits: [], matched: new Set(), readings: [] };
+      state.candidates.set(id, cand);
     }
+    return cand;
+  }
+
+  function record(state, index, sig, hit) {
+    var cand = candidateOf(state, index, sig.entry);
     if (!sig.context) cand.primary = true;
     if (!cand.matched.has(sig.text)) {
       cand.matched.add(sig.text);
@@ -443,7 +448,9 @@ function DiagnoseCoreFactory() {
     ["free", key("free", "(?:[_ ]mem(?:ory)?)?"), "required"],
     ["smi", "(?<!" + WORD + ")([0-9]+)[ \\t]?mib[ \\t]*/[ \\t]*[0-9]+[ \\t]?mib(?![a-z0-9_])()",
      "smi"]
-  ].map(function (f) { return { series: f[0], pattern: new RegExp(f[1], "gd"), unit: f[2] }; });
+  ].map(function (f) {
+    return { series: f[0], source: f[1], pattern: new RegExp(f[1], "gd"), unit: f[2] };
+  });
   var UNIT_BYTES = { gib: 1073741824, gb: 1073741824, g: 1073741824, mib: 1048576,
                      mb: 1048576, m: 1048576, kib: 1024, kb: 1024, bytes: 1 };
   var SERIES_NAMES = { lr: "learning rate", learning_rate: "learning rate",
@@ -469,12 +476,16 @@ function DiagnoseCoreFactory() {
   function seenLines() {
     var out = new Map();
     Array.prototype.forEach.call(arguments, function (s) {
-      if (!out.has(s.line)) out.set(s.line, s.text);
+      if (!out.has(s.line)) {
+        out.set(s.line, first500(s.source.slice(lineStart(s.source, s.pos),
+                                                lineEnd(s.source, s.pos)).replace(EDGE_SPACES, "")));
+      }
     });
     return Array.from(out.keys()).sort(function (a, b) { return a - b; }).map(function (l) {
       return [l, out.get(l)];
     });
   }
+
 
   function span(first, last) {
     return first.line === last.line ? "line " + first.line
@@ -639,11 +650,9 @@ function DiagnoseCoreFactory() {
         counted = pos;
         var end = finder.unit === "smi" ? pos + found[0].length
           : (unit ? found.indices[2][1] : found.indices[1][1]);
-        series.add(value, {
-          line: line, shown: text.slice(found.indices[1][0], end).trim(),
-          text: first500(text.slice(lineStart(text, pos), lineEnd(text, pos))
-            .replace(EDGE_SPACES, ""))
-        });
+        /* The line's text is cut out only for the values a sighting quotes (seenLines). */
+        series.add(value, { line: line, shown: text.slice(found.indices[1][0], end).trim(),
+                            pos: pos, source: text });
       }
       out = out.concat(series.sightings());
     });
@@ -651,25 +660,18 @@ function DiagnoseCoreFactory() {
   }
 
   function recordSighting(state, index, entryId, sighting) {
-    var entry = index.entries.get(entryId);
-    var cand = state.candidates.get(entryId);
-    if (!cand) {
-      cand = { id: entryId, title: entry.title, url: entry.url, score: 0, primary: false,
-               hits: [], matched: new Set() };
-      state.candidates.set(entryId, cand);
-    }
-    var key = "signal:" + sighting.signal;
-    if (cand.matched.has(key)) return;
+    var cand = candidateOf(state, index, entryId);
+    var label = "signal: " + sighting.signal;  /* where a signature's text would be */
+    if (cand.matched.has(label)) return;
     cand.primary = true;
-    cand.matched.add(key);
+    cand.matched.add(label);
     var score = SIGNAL_SCORES[sighting.signal];
     cand.score += score;
-    if (!cand.readings) cand.readings = [];
     cand.readings.push(sighting.description);
     sighting.lines.forEach(function (pair) {
       if (cand.hits.length >= MAX_EVIDENCE) return;
       var found = RANK.exec(normalise(pair[1]));
-      cand.hits.push({ line: pair[0], text: pair[1], signature: "signal: " + sighting.signal,
+      cand.hits.push({ line: pair[0], text: pair[1], signature: label,
                        rank: found ? parseInt(found[1], 10) : null, context: false,
                        weight: score, symptom: null, values: {}, signal: true });
     });
@@ -773,7 +775,7 @@ function DiagnoseCoreFactory() {
         collateral_of: k.cause ? k.cause.id : null,
         also_possible_for: host ? host.id : null,
         symptom: symptomOf(cand),
-        readings: (cand.readings || []).slice(),
+        readings: cand.readings.slice(),
         evidence: k.hits.map(function (h) {
           return { line: h.line, text: h.text, signature: h.signature };
         })
@@ -811,7 +813,8 @@ function DiagnoseCoreFactory() {
   }
 
   return { Index: Index, diagnose: diagnose, normalise: normalise, pieces: pieces,
-           stripAnsi: stripAnsi, SEGMENT_BYTES: SEGMENT_BYTES };
+           stripAnsi: stripAnsi, SEGMENT_BYTES: SEGMENT_BYTES,
+           metricFinders: FINDERS.map(function (f) { return [f.series, f.source, f.unit]; }) };
 }
 
 /* The factory's own source also builds the page's Web Worker (see diagnose-ui.js): a worker made
