@@ -90,7 +90,8 @@ class Signature:
     anchor: bytes
     compiled: tuple[Piece, ...] = ()
     when: Condition | None = None
-    symptom: tuple[str, str] | None = None  # (symptom, cause) of the symptom row it belongs to
+    # (symptom, cause, the fix step to lead with or "") of the symptom row it belongs to
+    symptom: tuple[str, str, str] | None = None
     guard: str | None = None  # anchors.Anchor.guard
 
     def match(self, text: str) -> dict[str, Value] | None:
@@ -117,7 +118,7 @@ class Hit:
     rank: int | None
     context: bool
     weight: int = 0
-    symptom: tuple[str, str] | None = None
+    symptom: tuple[str, str, str] | None = None
     values: dict[str, str] = field(default_factory=dict)
     signal: bool = False  # a metric sighting's line (metrics.py), not a signature's match
 
@@ -163,7 +164,11 @@ class Index:
                             found.word.encode("utf-8"),
                             compiled(sig["text"]),
                             Condition(**when) if when else None,
-                            (symptom["symptom"], symptom["cause"]) if symptom else None,
+                            (
+                                (symptom["symptom"], symptom["cause"], symptom.get("fix", ""))
+                                if symptom
+                                else None
+                            ),
                             found.guard,
                         )
                     )
@@ -573,6 +578,7 @@ class SymptomShown:
     symptom: str
     cause: str
     values: dict[str, str]  # slot name -> the text the log holds there
+    fix: str | None  # the entry's fix step for this row's cause, to lead with
 
 
 @dataclass(frozen=True)
@@ -622,7 +628,9 @@ def _symptom(cand: Candidate) -> SymptomShown | None:
         return None
     best = min(shown, key=lambda h: (-h.weight, h.line))
     assert best.symptom is not None
-    return SymptomShown(best.symptom[0], best.symptom[1], dict(best.values))
+    return SymptomShown(
+        best.symptom[0], best.symptom[1], dict(best.values), best.symptom[2] or None
+    )
 
 
 def _order(index: Index, found: dict[str, Candidate], root_rank: int | None) -> list[Any]:

@@ -43,20 +43,26 @@ def entry_record(page: Page, base: str) -> dict[str, Any]:
     return data
 
 
-def _signature(sig: Signature, symptom: Symptom | None = None) -> dict[str, Any]:
+def _signature(
+    sig: Signature, symptom: Symptom | None = None, steps: tuple[str, ...] = ()
+) -> dict[str, Any]:
     record: dict[str, Any] = {"text": sig.text, "weight": sig.score, "context": sig.context}
     condition = parse_condition(sig.when) if sig.when else None
     if condition is not None:
         record["when"] = condition.export()
     if symptom is not None:
         record["symptom"] = {"symptom": symptom.symptom, "cause": symptom.cause}
+        if symptom.fix_step is not None and symptom.fix_step <= len(steps):
+            record["symptom"]["fix"] = steps[symptom.fix_step - 1]
     return record
 
 
 def signatures(page: Page) -> list[dict[str, Any]]:
     """The entry's signatures, then those of its symptoms (a match of one names the symptom)."""
     return [_signature(s) for s in page.entry.signatures] + [
-        _signature(s, symptom) for symptom in page.entry.symptoms for s in symptom.signatures
+        _signature(s, symptom, page.entry.fix.steps)
+        for symptom in page.entry.symptoms
+        for s in symptom.signatures
     ]
 
 

@@ -174,6 +174,11 @@ class Symptom(Record):
         default=(),
         description="Text that shows this symptom: a match names this symptom and its cause.",
     )
+    fix_step: Annotated[StrictInt, Field(ge=1)] | None = Field(
+        default=None,
+        description="The fix step (counted from 1 in `fix.steps`) that addresses this cause: "
+        "when a log shows this symptom, diagnose leads with that step.",
+    )
 
 
 class CodeExample(Record):

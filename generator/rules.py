@@ -365,10 +365,25 @@ def reproducers(loaded: Loaded) -> list[Problem]:
     return problems
 
 
+def fix_steps(loaded: Loaded) -> list[Problem]:
+    """A symptom row's `fix_step` names one of the entry's fix steps."""
+    count = len(loaded.entry.fix.steps)
+    return [
+        problem_at(
+            loaded,
+            ("symptoms", i, "fix_step"),
+            f"`fix_step: {row.fix_step}` names no step: `fix.steps` has {count}",
+            f"give the number of the step (1 to {count}) that addresses this row's cause",
+        )
+        for i, row in enumerate(loaded.entry.symptoms)
+        if row.fix_step is not None and row.fix_step > count
+    ]
+
+
 def entry_problems(loaded: Loaded) -> list[Problem]:
     """The rules that read one entry alone."""
     problems = placeholders(loaded) + references(loaded) + signatures(loaded)
-    return problems + only_context_signatures(loaded) + reproducers(loaded)
+    return problems + only_context_signatures(loaded) + reproducers(loaded) + fix_steps(loaded)
 
 
 RuleMemo = dict[int, tuple[Loaded, list[Problem]]]

@@ -92,6 +92,8 @@ def diagnosis(
             if values:
                 out += _wrap(values, style, "     ", "   Read from the log: ")
             out += _wrap(symptom.cause, style, "     ", "   Cause: ")
+            if symptom.fix:  # cause first: the step for this row's cause, not the generic one
+                out += _wrap(symptom.fix, style, "     ", "   First step: ")
         for reading in match.readings:
             out += _wrap(reading, style, "     ", "   Your log's numbers: ")
         record = records.get(match.id, {})
@@ -99,7 +101,8 @@ def diagnosis(
         if advise and record.get("summary"):
             # What to do, before the evidence: the quick answer and the first fix step.
             out += _wrap(record["summary"], style, "   ")
-            out += _wrap(record["first_step"], style, "     ", "   First step: ")
+            if not (symptom and symptom.fix):
+                out += _wrap(record["first_step"], style, "     ", "   First step: ")
         printed: set[int] = set()
         for ev in match.evidence:
             if ev.line in printed:

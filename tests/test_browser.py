@@ -116,6 +116,23 @@ def test_diagnose_page_pasted_log_makes_no_request(page: Any, shipped_url: str) 
     assert [u for u in requests if not u.startswith("blob:")] == []
 
 
+def test_diagnose_page_leads_with_the_fix_for_the_cause_the_log_shows(
+    page: Any, shipped_url: str
+) -> None:
+    """An OOM whose cached free memory exceeds the request: the step shown first is the
+    allocator setting of the fragmentation row, and the entry's generic first step is not."""
+    from tests.test_diagnose_shipped import FRAGMENTED_OOM
+
+    page.goto(shipped_url + "/diagnose/")
+    page.wait_for_load_state("networkidle")
+    page.fill("#enc-log", FRAGMENTED_OOM)
+    page.click(".enc-diagnose-run")
+    text = diagnosed(page)[0]["text"]
+    assert "Cause: Fragmentation" in text
+    assert "First step: If reserved but unallocated is large" in text
+    assert text.count("First step:") == 1 and "Make sure the GPU is yours" not in text
+
+
 def test_diagnose_page_reads_a_log_that_holds_only_numbers(page: Any, shipped_url: str) -> None:
     """A Megatron log whose loss climbs without any error: the page names the divergence entry
     and says what the numbers show, with the lines it read."""

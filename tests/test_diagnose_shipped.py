@@ -78,3 +78,31 @@ def test_json_output_follows_its_documented_schema() -> None:
     assert checked > 200
     bad = {"matches": [], "root_rank": None, "extra": 1}
     assert not validator.is_valid(bad)
+
+
+FRAGMENTED_OOM = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+    "capacity of 79.10 GiB of which 1.20 GiB is free. Including non-PyTorch memory, this process "
+    "has 77.90 GiB memory in use. Of the allocated memory 60.10 GiB is allocated by PyTorch, and "
+    "16.30 GiB is reserved by PyTorch but unallocated.\n"
+)
+
+
+def test_a_symptom_row_leads_with_the_fix_step_for_its_cause() -> None:
+    """Cause first: an OOM whose reserved-but-unallocated memory exceeds the request is
+    fragmentation, and the step to take first is the allocator setting, not the entry's first
+    step (which is about other processes on the GPU)."""
+    import yaml
+
+    steps = yaml.safe_load((ROOT / "entries/memory/cuda-out-of-memory.yaml").read_text())["fix"][
+        "steps"
+    ]
+    first = run(FRAGMENTED_OOM)[0]
+    assert first["id"] == "cuda-out-of-memory"
+    assert first["symptom"]["cause"].startswith("Fragmentation")
+    assert "expandable_segments:True" in first["symptom"]["fix"]
+    assert first["symptom"]["fix"] in steps and first["symptom"]["fix"] != steps[0]
+    # A request larger than the cached free memory is capacity: its row leads elsewhere.
+    capacity = run(FRAGMENTED_OOM.replace("16.30 GiB is reserved", "0.30 GiB is reserved"))[0]
+    assert capacity["symptom"]["fix"] in steps
+    assert "expandable_segments" not in capacity["symptom"]["fix"]

@@ -709,7 +709,8 @@ function DiagnoseCoreFactory() {
     if (best === null) return null;
     var values = {};
     Object.keys(best.values).forEach(function (k) { values[k] = best.values[k]; });
-    return { symptom: best.symptom.symptom, cause: best.symptom.cause, values: values };
+    return { symptom: best.symptom.symptom, cause: best.symptom.cause, values: values,
+             fix: best.symptom.fix || null };
   }
 
   function linesOf(cand) {

@@ -150,17 +150,23 @@
           item.appendChild(el("p", "enc-diagnose-values", "Read from the log: " + values.join(", ")));
         }
         item.appendChild(prose("enc-diagnose-cause", "Cause: ", m.symptom.cause));
+        /* Cause first: the fix step for this row's cause leads, not the entry's generic one. */
+        if (m.symptom.fix) {
+          item.appendChild(prose("enc-diagnose-step", "First step: ", m.symptom.fix));
+        }
       }
       (m.readings || []).forEach(function (r) {
         /* A failure read from the log's numbers: what they show, with values and lines. */
-        item.appendChild(el("p", "enc-diagnose-values", "Your log's numbers: " + r));
+        item.appendChild(el("p", "enc-diagnose-reading", "Your log's numbers: " + r));
       });
       var entry = record(m.id);
       if (entry && entry.summary && !m.collateral_of && (m === lead || m.confidence !== "low")) {
         /* What to do first: the quick answer and the first fix step, before the evidence; a
          * low-confidence alternative below the lead keeps to its title and evidence. */
         item.appendChild(prose("enc-diagnose-answer", null, entry.summary));
-        item.appendChild(prose("enc-diagnose-step", "First step: ", entry.first_step));
+        if (!(m.symptom && m.symptom.fix)) {
+          item.appendChild(prose("enc-diagnose-step", "First step: ", entry.first_step));
+        }
       }
       var ev = el("ul", "enc-evidence");
       byLine(m.evidence).forEach(function (e) {
