@@ -147,3 +147,68 @@ def test_every_search_request_stays_on_the_site(chromium: Any, shipped_url: str)
 def test_the_matrix_is_not_empty() -> None:
     assert len(pasted_queries(build_encyclopedia(ROOT / "entries"))) >= 150
     assert len(typed_queries()) >= 30
+
+
+def test_excerpts_carry_no_permalink_sign(box: Any) -> None:
+    ranked(box, "GPU memory keeps growing")
+    texts = box.eval_on_selector_all(
+        "li.md-search-result__item", "els => els.map(e => e.innerText)"
+    )
+    assert texts and not [t for t in texts if "\u00b6" in t]
+
+
+def test_the_focused_result_is_visibly_outlined(chromium: Any, shipped_url: str) -> None:
+    page = chromium.new_page()
+    page.goto(shipped_url + "/")
+    page.keyboard.press("/")
+    page.keyboard.type("nccl timeout")
+    page.wait_for_selector("li.md-search-result__item a")
+    page.keyboard.press("ArrowDown")
+    outline = page.evaluate(
+        "(() => { const s = getComputedStyle(document.activeElement);"
+        " return [s.outlineStyle, parseFloat(s.outlineWidth)]; })()"
+    )
+    assert outline[0] != "none" and outline[1] > 0
+    page.close()
+
+
+def test_the_placeholder_shows_its_paste_cue_at_desktop_and_phone_width(
+    chromium: Any, shipped_url: str
+) -> None:
+    for width in (1280, 390):
+        page = chromium.new_page(viewport={"width": width, "height": 800})
+        page.goto(shipped_url + "/")
+        if width < 1000:
+            page.click("label[for=__search]")
+        fits = page.evaluate(
+            """(() => {
+              const input = document.querySelector('[data-enc-search-input]');
+              const s = getComputedStyle(input);
+              const ctx = document.createElement('canvas').getContext('2d');
+              ctx.font = s.font;
+              const room =
+                input.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight);
+              return [input.placeholder, ctx.measureText('Paste an error').width <= room];
+            })()"""
+        )
+        assert fits[0].startswith("Paste an error") and fits[1], (width, fits)
+        page.close()
+
+
+def test_the_list_does_not_blank_while_the_next_query_loads(box: Any) -> None:
+    """A typed query with no error match: the previous results stay until the full-text ones
+    replace them."""
+    ranked(box, "CUDA out of memory")
+    box.evaluate(
+        """() => {
+          const list = document.querySelector('[data-enc-search-list]');
+          window.__blanked = false;
+          window.__observer = new MutationObserver(() => {
+            if (!list.querySelector('li')) window.__blanked = true;
+          });
+          window.__observer.observe(list, {childList: true});
+        }"""
+    )
+    ids = [r["id"] for r in ranked(box, "training gets slower over time")]
+    blanked = box.evaluate("(() => { window.__observer.disconnect(); return window.__blanked; })()")
+    assert ids and not blanked

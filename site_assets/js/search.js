@@ -159,7 +159,9 @@
     html.split(/(<mark>|<\/mark>)/).reduce(function (marked, part) {
       if (part === "<mark>") return true;
       if (part === "</mark>") return false;
-      if (part) p.appendChild(marked ? el("mark", null, decode(part)) : document.createTextNode(decode(part)));
+      /* Headings carry a permalink sign (¶) that is not part of the text. */
+      var text = decode(part).replace(/\u00b6/g, "");
+      if (text) p.appendChild(marked ? el("mark", null, text) : document.createTextNode(text));
       return marked;
     }, false);
     return p;
@@ -213,6 +215,7 @@
     var next = shownPages.slice(shownCount, shownCount + PAGE_RESULTS);
     shownCount += next.length;
     return Promise.all(next.map(function (r) { return r.data(); })).then(function (datas) {
+      if (stale) { list.textContent = ""; stale = false; }  /* replaced only once ready */
       datas.forEach(function (data) {
         var key = new URL(data.url, location.href).pathname;
         if (seen.has(key)) return;
@@ -233,12 +236,17 @@
         (pages ? (pages.length ? pages.length + " by full text" : "") : (kept.length ? "" : "Searching…"));
   }
 
-  /* The error matches are shown as soon as they are known; full-text results follow. */
+  /* The error matches are shown as soon as they are known; full-text results follow. With no
+   * error match the previous results stay until the full-text ones replace them, so the list
+   * does not blank while the reader types. */
+  var stale = false;
   function renderErrors(errors) {
-    list.textContent = "";
     seen = new Set();
     kept = errors.filter(function (f) { return passesFilters(f.record); })
       .slice(0, ERROR_RESULTS);
+    stale = !kept.length;
+    if (stale) return;
+    list.textContent = "";
     var previousLine = null;
     kept.forEach(function (found) {
       seen.add(new URL(ROOT + found.record.url, location.href).pathname);
