@@ -18,8 +18,8 @@ Semantics (both implementations):
   when that cause has a primary match on a line of its own.
 - Metric lines (metrics.py) give sightings; each makes a primary match of the entries that
   list its signal, scored by metrics.SIGNAL_SCORES, its evidence the lines it rests on.
-- Order: initiating before collateral, then evidence from the rank torchrun names as the root
-  cause first, then confidence, then matches on printed text before those read from numbers
+- Order: initiating before collateral, then confidence, then evidence from the rank torchrun
+  names as the root cause first, then matches on printed text before those read from numbers
   alone, then higher score, then earlier first evidence, then id.
 
 This module streams: memory is bounded by CHUNK_BYTES plus one segment, whatever the log size.
@@ -634,8 +634,9 @@ def _symptom(cand: Candidate) -> SymptomShown | None:
 
 
 def _order(index: Index, found: dict[str, Candidate], root_rank: int | None) -> list[Any]:
-    """Initiating failures before collateral ones, then evidence from torchrun's root-cause
-    rank, then confidence, printed text before numbers alone, score, earliest evidence and id."""
+    """Initiating failures before collateral ones, then confidence, then evidence from
+    torchrun's root-cause rank, printed text before numbers alone, score, earliest evidence and
+    id."""
     keyed = []
     for cand in found.values():
         causes = [
@@ -652,7 +653,9 @@ def _order(index: Index, found: dict[str, Candidate], root_rank: int | None) -> 
         first = min(h.line for h in cand.hits)
         # At one confidence, a match on printed text goes before one read from numbers alone.
         numbers_only = all(h.signal for h in cand.hits)
-        key = (cause is not None, not from_root, -level, numbers_only, -cand.score, first, cand.id)
+        # Confidence before torchrun's root rank: a weak reading of the rank torchrun names does
+        # not outrank a confident first-hand error on another rank.
+        key = (cause is not None, -level, not from_root, numbers_only, -cand.score, first, cand.id)
         keyed.append((key, cand, cause, ranks[0] if ranks else None))
     return sorted(keyed, key=lambda item: item[0])
 

@@ -735,8 +735,8 @@ function DiagnoseCoreFactory() {
     return null;
   }
 
-  /* Initiating before collateral, then evidence from torchrun's root-cause rank, then
-   * confidence, printed text before numbers alone, score, earliest evidence and id
+  /* Initiating before collateral, then confidence, then evidence from torchrun's root-cause
+   * rank, printed text before numbers alone, score, earliest evidence and id
    * (generator/diagnose.py does the same). */
   function rankCandidates(index, state) {
     var found = Array.from(state.candidates.values()).filter(function (c) { return c.primary; });
@@ -756,7 +756,8 @@ function DiagnoseCoreFactory() {
       var first = Math.min.apply(null, hits.map(function (h) { return h.line; }));
       /* At one confidence, a match on printed text before one read from numbers alone. */
       var numbersOnly = hits.every(function (h) { return h.signal === true; }) ? 1 : 0;
-      return { key: [cause ? 1 : 0, fromRoot ? 0 : 1, -level, numbersOnly, -cand.score, first,
+      /* Confidence before torchrun's root rank (generator/diagnose.py says why). */
+      return { key: [cause ? 1 : 0, -level, fromRoot ? 0 : 1, numbersOnly, -cand.score, first,
                      cand.id],
                cand: cand, cause: cause, hits: hits,
                rank: ranks.length ? ranks[0] : null };
