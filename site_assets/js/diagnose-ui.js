@@ -107,8 +107,9 @@
     if (!result.matches.length) {
       out.appendChild(el("p", "enc-diagnose-none",
         "No known failure matched this log. None of the encyclopedia's error signatures " +
-        "appears in it, so there is nothing to point to: search for the exact error line, " +
-        "or check that the log includes the traceback."));
+        "appears in it, and its logged numbers (loss, grad_norm, learning rate, memory) show " +
+        "no known pattern: search for the exact error line, or check that the log includes " +
+        "the traceback."));
       return;
     }
     var list = el("ol", "enc-diagnose-list");
