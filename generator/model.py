@@ -295,6 +295,12 @@ class Entry(Record):
 
     id: Slug | None = Field(default=None, description="Optional; must equal the file name.")
     title: Line
+    phrases: tuple[Annotated[Line, Field(max_length=80)], ...] = Field(
+        default=(),
+        description="What people type when they describe this failure in their own words "
+        "(search box, `encyclopedia search`), in any language: 'loss is nan with fp16', "
+        "'显存不足'. Not error text: that goes in signatures.",
+    )
     summary: Prose = Field(description="The quick answer: cause and fix in two or three sentences.")
     severity: Severity
     tags: Annotated[tuple[Slug, ...], Field(min_length=1)]
