@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import importlib
+import io
 import json
 import os
 import sys
@@ -13,7 +15,7 @@ from typing import Any
 
 import click
 
-from . import diagnose, ranklogs, runwrap, sources, terminal
+from . import describe, diagnose, ranklogs, runwrap, sources, terminal
 from .cli_common import COLOR_OPTION, PROBLEMS, USAGE, emit_problems, problem_records
 from .problems import EntryError
 from .text import paragraphs, visible
@@ -29,7 +31,7 @@ SITE_COMMANDS = {
     "new": "new",
     "reproduce": "reproduce_command",
 }
-USER_COMMANDS = ("run", "diagnose", "explain")
+USER_COMMANDS = ("run", "diagnose", "explain", "search")
 SITE_EXTRA = "pip install 'ml-failure-encyclopedia[site]'"
 
 
@@ -121,14 +123,25 @@ def explain(entry_id: str, entries_dir: str | None, site_url: str | None) -> Non
             records.setdefault(alias, each)
     record = records.get(entry_id)
     if record is None:
-        ids = [r["id"] for r in source.entries]
-        close = difflib.get_close_matches(entry_id, ids, n=3, cutoff=0.4)
-        hint = f"; did you mean: {', '.join(close)}?" if close else ""
-        click.echo(f"no entry `{entry_id}`{hint}", err=True)
+        click.echo(f"no entry `{entry_id}`{_suggest(entry_id, source.entries)}", err=True)
         sys.exit(PROBLEMS)
     # Entries cannot hold control characters (the loader refuses them); showing any that
     # reach here as escapes keeps the terminal safe whatever the source of the text.
     click.echo(visible(explain_text(record), lines=True))
+
+
+def _suggest(entry_id: str, records: list[dict[str, Any]]) -> str:
+    """Entries an unknown id may have meant: ids spelt alike, then entries whose title and
+    phrases its words describe (`cuda-oom` finds cuda-out-of-memory)."""
+    ids = [r["id"] for r in records]
+    close = difflib.get_close_matches(entry_id, ids, n=3, cutoff=0.6)
+    words = entry_id.replace("-", " ").replace("_", " ")
+    for page in describe.rank_records(records, words + " ", 5):
+        if page.id not in close and len(close) < 5:
+            close.append(page.id)
+    if not close:
+        return "; `encyclopedia search WORDS` finds entries by what you saw"
+    return "; did you mean: " + ", ".join(close) + "?"
 
 
 def _wrap(text: str, indent: str = "  ") -> str:
@@ -221,23 +234,107 @@ def diagnose_command(
     index = diagnose.Index.from_export(records)
     locate: terminal.Locate = lambda n: f"line {n}"  # noqa: E731
     if str(log) == "-":
-        result = diagnose.diagnose(index, sys.stdin.buffer, top)
+        stream = _Tail(sys.stdin.buffer)
+        result = diagnose.diagnose(index, stream, top)  # type: ignore[arg-type]
     elif log.is_dir():
         combined = ranklogs.Combined(ranklogs.rank_logs(log))
-        result = diagnose.diagnose(index, combined, top)  # type: ignore[arg-type]
+        stream = _Tail(combined)
+        result = diagnose.diagnose(index, stream, top)  # type: ignore[arg-type]
         locate = combined.locate
         for path, why in combined.unreadable:  # one bad file is a line, not the end
             click.echo(f"{path}:1:1: cannot read it ({why}); left out of the diagnosis", err=True)
     else:
         with log.open("rb") as handle:
-            result = diagnose.diagnose(index, handle, top)
+            stream = _Tail(handle)
+            result = diagnose.diagnose(index, stream, top)  # type: ignore[arg-type]
+    # Nothing matched: the pages closest to the log's last error line, never a blank answer
+    # (not with --index: a signature index holds no entry text).
+    near = None
+    if not result.matches and index_file is None:
+        near = _closest(_source(entries_dir, site_url).entries, stream.text())
     if as_json:
-        click.echo(json.dumps(result.to_json(), indent=1, ensure_ascii=False))
+        out = result.to_json()
+        if near is not None:
+            out["closest"] = {"line": near[0], "pages": [_page_json(p) for p in near[1]]}
+        click.echo(json.dumps(out, indent=1, ensure_ascii=False))
     else:
         style = terminal.style_for(sys.stdout, color)
-        lines = terminal.diagnosis(result, {r["id"]: r for r in records}, style, locate)
+        if near is not None:
+            lines = terminal.closest(near[0], near[1], style)
+        else:
+            lines = terminal.diagnosis(result, {r["id"]: r for r in records}, style, locate)
         click.echo("\n".join(lines), color=style.colour)
     sys.exit(0 if result.matches else PROBLEMS)
+
+
+class _Tail:
+    """A log stream passed through to the matcher, keeping its last TAIL_BYTES: where the
+    closest pages are looked for when nothing matched."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.tail = b""
+
+    def read(self, size: int = -1) -> bytes:
+        data: bytes = self.stream.read(size)
+        if data:
+            self.tail = (self.tail + data)[-describe.TAIL_BYTES :]
+        return data
+
+    def text(self) -> str:
+        return self.tail.decode("utf-8", "replace")
+
+
+def _closest(entries: list[dict[str, Any]], tail: str) -> tuple[str, list[describe.Ranked]] | None:
+    """The log's last error line and the pages closest to it, or None when there are none."""
+    line = describe.last_error_line(tail)
+    if line is None:
+        return None
+    pages = describe.rank_records(entries, line + " ", CLOSEST_PAGES)
+    return (line, pages) if pages else None
+
+
+CLOSEST_PAGES = 3
+
+
+def _page_json(page: describe.Ranked) -> dict[str, Any]:
+    return {"id": page.id, "title": page.title, "url": page.url, "score": page.score}
+
+
+@main.command("search", short_help="Find entries by an error line or by what you saw.")
+@click.argument("words", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+@click.option("--top", type=click.IntRange(min=1), default=8, show_default=True)
+@click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
+@click.option("--site-url", metavar="URL", help=SITE_URL_HELP)
+@COLOR_OPTION
+def search_command(
+    words: tuple[str, ...],
+    as_json: bool,
+    top: int,
+    entries_dir: str | None,
+    site_url: str | None,
+    color: str,
+) -> None:
+    """Find entries as the site's search box does, offline: entries whose error signatures
+    WORDS match (a pasted error line) first, then those WORDS describe best ("loss is nan when
+    fine tuning", "显存不足"). Exit 0 when something was found, 1 when nothing was."""
+    text = " ".join(words)
+    source = _source(entries_dir, site_url, as_json)
+    index = diagnose.Index.from_export(source.signatures)
+    errors = diagnose.diagnose(index, io.BytesIO(text.encode("utf-8")), top)
+    pages = describe.rank_records(source.entries, text, top)
+    if as_json:
+        result = {
+            "errors": errors.to_json()["matches"],
+            "described": [dataclasses.asdict(p) for p in pages],
+        }
+        click.echo(json.dumps(result, indent=1, ensure_ascii=False))
+    else:
+        style = terminal.style_for(sys.stdout, color)
+        lines = terminal.search_results(errors, pages, style)
+        click.echo("\n".join(lines[: 4 * top]), color=style.colour)
+    sys.exit(0 if errors.matches or pages else PROBLEMS)
 
 
 @main.command(
@@ -273,7 +370,15 @@ def run_command(
             # Stopped by someone else: a diagnosis only if what it printed names a failure.
             quiet = finished.stopped_from_outside is not None and not finished.result.matches
             by_id = {r["id"]: r for r in records}
-            lines = [] if quiet else terminal.diagnosis(finished.result, by_id, style)
+            near = None
+            if not quiet and not finished.result.matches:
+                near = _closest(_source(entries_dir, site_url).entries, finished.tail)
+            if quiet:
+                lines = []
+            elif near is not None:
+                lines = terminal.closest(near[0], near[1], style)
+            else:
+                lines = terminal.diagnosis(finished.result, by_id, style)
         else:
             lines = [f"The diagnosis failed ({finished.diagnosis_error}); the output is as it was."]
         click.echo("\n".join(["", header, *lines]), err=True, color=style.colour)

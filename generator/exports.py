@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from . import describe
 from .link import INVERSE, Encyclopedia, Link, Page
 from .model import Signature, Symptom
 from .pattern import parse_condition
@@ -219,4 +220,24 @@ def site_exports(enc: Encyclopedia, base: str, memo: RecordMemo | None = None) -
     active = [p for p in enc.pages.values() if p.entry.status == "active"]
     compact = _record_texts("signatures", active, base, signature_record, memo, compact=True)
     files[f"{API_DIR}/signatures.js"] = "self.DIAGNOSE_INDEX = " + compact + ";\n"
+    # The described-query index: the search box fetches it, the diagnose page (no network
+    # connection) loads it as a script when no signature matched, for the closest pages.
+    # Its links are relative to the site's root, like the error index's cards, and it names a
+    # category by its title, as the search box's filter does.
+    titles = {c.slug: c.category.title for c in enc.categories}
+    described = _compact(
+        describe.build_index(
+            dict(entry_record(p, base), url=p.url, category=titles[p.category])
+            for p in enc.pages.values()
+        )
+    )
+    files[DESCRIBED_JSON] = described + "\n"
+    files[f"{API_DIR}/described.js"] = "self.DESCRIBED_INDEX = " + described + ";\n"
     return files
+
+
+DESCRIBED_JSON = "search/described.json"
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)

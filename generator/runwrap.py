@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import IO, BinaryIO
 
+from .describe import TAIL_BYTES
 from .diagnose import Diagnosis, Index, Streaming
 
 TERMINATION = (signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2)
@@ -55,6 +56,7 @@ class Finished:
     reader_gone: bool = False  # our standard output's reader went away
     diagnosis_error: str | None = None  # why the diagnosis failed, if it did
     forwarded: int | None = None  # the first signal sent to us that we passed on to the command
+    tail: str = ""  # the end of what it printed (standard error's, else standard output's)
 
     @property
     def stopped_from_outside(self) -> int | None:
@@ -73,12 +75,23 @@ class _Spool:
         self.file = tempfile.TemporaryFile(prefix="encyclopedia-run-")  # noqa: SIM115 - closed by run()
         self.lock = threading.Lock()
         self.written = 0
+        self.tails: dict[str, bytearray] = {}  # each stream's end: TAIL_BYTES to twice that
 
     def add(self, stream: str, data: bytes) -> None:
         record = _STREAM_IDS[stream] + len(data).to_bytes(4, "big") + data
         with self.lock:
             os.write(self.file.fileno(), record)  # unbuffered: the diagnoser reads it at once
             self.written += len(record)
+            tail = self.tails.setdefault(stream, bytearray())
+            tail += data
+            if len(tail) > 2 * TAIL_BYTES:  # trimmed now and then: the copy stays amortised
+                del tail[:-TAIL_BYTES]
+
+    def tail(self) -> str:
+        """The end of what was printed: standard error's, where a traceback goes, else
+        standard output's."""
+        data = self.tails.get("stderr") or self.tails.get("stdout") or b""
+        return bytes(data[-TAIL_BYTES:]).decode("utf-8", "replace")
 
 
 def _follow(spool_fd: int, conn: Connection, index: Index, inherited: tuple[int, ...]) -> None:
@@ -271,7 +284,7 @@ def run(
     killed = -code if code < 0 else None
     status = 128 + killed if killed else code
     first = forwarded[0] if forwarded else None
-    return Finished(status, killed, result, gone, diagnoser.error, first)
+    return Finished(status, killed, result, gone, diagnoser.error, first, spool.tail())
 
 
 def describe(finished: Finished) -> str:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from .describe import Ranked
 from .diagnose import Diagnosis, Match
 from .text import one_line, visible
 
@@ -122,6 +123,46 @@ def diagnosis(
     if is_address(shown[0].url):  # else the first link already is this command
         out += ["", *_wrap(f"More: encyclopedia explain {shown[0].id}", style, "")]
     return out
+
+
+CLOSEST = (
+    "No known failure signature matched, so this is not a diagnosis. The pages whose text is "
+    "closest to the log's last error line:"
+)
+
+
+def closest(line: str, pages: list[Ranked], style: Style) -> list[str]:
+    """What to read when nothing matched: the pages the search box would show for the log's
+    last error line, clearly apart from a diagnosis (no confidence, no fix)."""
+    out = [*_wrap(CLOSEST, style, ""), *_wrap(line, style, "     ", "   ")]
+    for i, page in enumerate(pages, 1):
+        out.append(f"{i}. {visible(page.title)} [{page.id}]")
+        out.append("   " + style.paint(visible(link(page.url, page.id)), "cyan"))
+    return out
+
+
+def search_results(errors: Diagnosis, pages: list[Ranked], style: Style) -> list[str]:
+    """`encyclopedia search`: the entries whose signatures the words match, then the entries
+    they describe best."""
+    out: list[str] = []
+    n = 0
+    shown = set()
+    for match in errors.matches:
+        if match.also_possible_for or match.collateral_of:
+            continue
+        n += 1
+        shown.add(match.id)
+        badge = style.paint(f"matches an error signature, {match.confidence} confidence", "green")
+        out.append(f"{n}. {style.paint(visible(match.title), 'bold')} [{match.id}] {badge}")
+        out.append("   " + style.paint(visible(link(match.url, match.id)), "cyan"))
+    for page in pages:
+        if page.id in shown:
+            continue
+        n += 1
+        out.append(f"{n}. {style.paint(visible(page.title), 'bold')} [{page.id}]")
+        out += _wrap(page.summary, style, "   ")
+        out.append("   " + style.paint(visible(link(page.url, page.id)), "cyan"))
+    return out or _wrap("No entry matches these words.", style, "")
 
 
 def is_address(url: str) -> bool:

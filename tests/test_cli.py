@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -253,3 +255,64 @@ def test_broken_entries_are_an_error_on_standard_error(project: Path) -> None:
     assert printed["matches"] == [] and "hihg" in printed["problems"][0]["message"]
     schema = json.loads((ROOT / "schema" / "diagnose.schema.json").read_text())
     Draft202012Validator(schema).validate(printed)
+
+
+def test_diagnose_with_no_match_names_the_closest_pages_apart_from_a_diagnosis(
+    project: Path,
+) -> None:
+    log = project / "train.log"
+    log.write_text("step 1\nTraceback (most recent call last):\nValueError: alpha memory gone\n")
+    result = run("diagnose", str(log))
+    assert result.exit_code == 1  # nothing matched, whatever the closest pages are
+    lines = result.output.splitlines()
+    assert "not a diagnosis" in lines[0]
+    assert "   ValueError: alpha memory gone" in lines
+    assert any(line.startswith("1. Alpha out of memory [alpha-oom]") for line in lines)
+    assert "confidence" not in result.output and "First step" not in result.output
+    as_json = run("diagnose", str(log), "--json")
+    printed = json.loads(as_json.stdout)
+    assert printed["matches"] == []
+    assert printed["closest"]["line"] == "ValueError: alpha memory gone"
+    assert printed["closest"]["pages"][0]["id"] == "alpha-oom"
+    schema = json.loads((ROOT / "schema" / "diagnose.schema.json").read_text())
+    Draft202012Validator(schema).validate(printed)
+    # A log with no word any page holds gets the plain answer, not pages picked at random.
+    log.write_text("step 1\nqwertyuiop failed\n")
+    assert "closest" not in json.loads(run("diagnose", str(log), "--json").stdout)
+
+
+def test_run_names_the_closest_pages_when_a_failed_command_matched_nothing(project: Path) -> None:
+    script = "import sys; sys.stderr.write('ValueError: alpha memory gone\\n'); sys.exit(3)"
+    result = subprocess.run(
+        [sys.executable, "-m", "generator.cli", "run", "--", sys.executable, "-c", script],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 3, result.stderr
+    assert "not a diagnosis" in result.stderr and "[alpha-oom]" in result.stderr
+
+
+def test_search_ranks_error_matches_then_descriptions(project: Path) -> None:
+    pasted = run("search", "alpha ran out of memory while allocating 2 GiB", "--json")
+    assert pasted.exit_code == 0
+    found = json.loads(pasted.stdout)
+    assert found["errors"][0]["id"] == "alpha-oom"
+    described = json.loads(run("search", "beta illegal acess", "--json").stdout)
+    assert found["errors"] and described["errors"] == []  # a typo: no signature matches
+    assert described["described"][0]["id"] == "beta-illegal-access"
+    text = run("search", "beta", "illegal", "access")
+    assert text.exit_code == 0 and text.stdout.startswith(
+        "1. Beta illegal access [beta-illegal-access]"
+    )
+    nothing = run("search", "qwertyuiop")
+    assert nothing.exit_code == 1 and "No entry matches these words." in nothing.stdout
+
+
+def test_explain_suggests_entries_by_their_words_when_the_id_is_unknown(project: Path) -> None:
+    missing = run("explain", "alpha-memory")
+    assert missing.exit_code == 1
+    assert "did you mean: alpha-oom" in missing.stderr
+    nothing = run("explain", "zzzz")
+    assert "`encyclopedia search WORDS` finds entries by what you saw" in nothing.stderr

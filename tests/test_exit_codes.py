@@ -63,6 +63,9 @@ def cases(f: dict[str, Path]) -> dict[tuple[str, str], tuple[list[str], int]]:
         ("explain", "the entry exists"): (["explain", "alpha-oom", *good], 0),
         ("explain", "no entry has that id"): (["explain", "no-such-entry", *good], 1),
         ("explain", "the entries are broken"): (["explain", "alpha-oom", *broken], 2),
+        ("search", "an entry was found"): (["search", "out", "of", "memory", *good], 0),
+        ("search", "no entry was found"): (["search", "qwertyuiop", *good], 1),
+        ("search", "the entries are broken"): (["search", "memory", *broken], 2),
         ("run", "the command exited with status N"): (["run", *good, "--", *EXIT_3], 3),
         ("run", "the command was killed by signal N"): (
             ["run", *good, "--", *KILLED],

@@ -14,7 +14,16 @@ from typing import Any
 import pytest
 
 from generator.pipeline import build_encyclopedia
-from tests.search_cases import PUT_QUERY, Query, pasted_queries, typed_queries
+from tests.search_cases import (
+    Query,
+    described_queries,
+    figures,
+    pasted_queries,
+    ranked,
+    ranked_ids,
+    typed_queries,
+    with_typo,
+)
 from tests.support import ROOT
 
 pytestmark = pytest.mark.browser
@@ -22,24 +31,6 @@ pytestmark = pytest.mark.browser
 SHARED = {
     c["source"]: c["why"] for c in json.loads((ROOT / "tests/search/shared-lines.json").read_text())
 }
-
-# Put the query in the box as a reader does (an input event), wait for the results of this
-# query to be rendered, return the entry ids in order.
-RESULTS = (
-    """async ([query, pasted]) => {
-  const before = document.body.getAttribute('data-enc-search-done');
-  ("""
-    + PUT_QUERY
-    + """)(query, pasted);
-  const until = Date.now() + 10000;
-  while (document.body.getAttribute('data-enc-search-done') === before && Date.now() < until) {
-    await new Promise(r => setTimeout(r, 10));
-  }
-  return Array.from(document.querySelectorAll('li.md-search-result__item > a'))
-    .map(a => ({id: new URL(a.href).pathname.split('/').filter(Boolean).pop(),
-                error: a.parentElement.classList.contains('enc-search-error')}));
-}"""
-)
 
 
 @pytest.fixture(scope="module")
@@ -49,10 +40,6 @@ def box(chromium: Any, shipped_url: str) -> Iterator[Any]:
     page.goto(shipped_url + "/")
     yield page
     context.close()
-
-
-def ranked(box: Any, query: str, pasted: bool = False) -> list[dict[str, Any]]:
-    return list(box.evaluate(RESULTS, [query, pasted]))
 
 
 def _matrix(box: Any, queries: list[Query], label: str) -> list[tuple[Query, list[str]]]:
@@ -88,6 +75,40 @@ def test_typed_queries_bring_their_entry_first(box: Any) -> None:
         for q, ids in _matrix(box, typed_queries(), "typed queries")
         if ids[:1] != [q.expected]
     ]
+    assert misses == []
+
+
+# The held-back fifth of tests/search/described.json (real issue titles and forum questions,
+# never used to tune the ranking) and its Chinese part: the levels the ranking reached when it
+# was last measured (scripts/search_described.py prints the figures with the misses).
+HELD_OUT_TOP1 = 0.76
+HELD_OUT_TOP3 = 0.85
+HELD_OUT_CHINESE_TOP1 = 0.7
+
+
+def test_described_queries_bring_their_entry_first(box: Any) -> None:
+    results = [(q, ranked_ids(box, q.text)) for q in described_queries()]
+    print("\n" + "\n".join(figures(results)))
+    held = [(q, ids) for q, ids in results if q.held_out]
+    chinese = [(q, ids) for q, ids in held if q.lang == "zh"]
+
+    def share(group: list[Any], n: int) -> float:
+        return sum(q.expected in ids[:n] for q, ids in group) / len(group)
+
+    assert share(held, 1) >= HELD_OUT_TOP1
+    assert share(held, 3) >= HELD_OUT_TOP3
+    assert share(chinese, 1) >= HELD_OUT_CHINESE_TOP1
+
+
+def test_a_typo_keeps_a_typed_query_in_the_first_three(box: Any) -> None:
+    misses = []
+    for q in typed_queries():
+        typo = with_typo(q.text)
+        if typo is None:
+            continue
+        ids = ranked_ids(box, typo)
+        if q.expected not in ids[:3]:
+            misses.append(f"{typo!r} -> {ids[:3]}, expected {q.expected}")
     assert misses == []
 
 

@@ -20,6 +20,8 @@
          * line rather than starting another. */
         var feeds = text.split("\n").length - 1;
         result.lines = feeds + (text.length && text.charAt(text.length - 1) !== "\n" ? 1 : 0);
+        /* Nothing matched: the log's end, where the closest pages are looked for. */
+        if (!result.matches.length) result.tail = text.slice(-16384);
         self.postMessage(result);
       }).catch(function (err) { self.postMessage({ error: String(err) }); });
     };
@@ -97,6 +99,48 @@
     return records.get(id);
   }
 
+  /* The described-query index, loaded as a script the first time nothing matches (this page
+   * may not fetch anything). */
+  var described = null;
+  function describedIndex() {
+    if (!described) {
+      described = new Promise(function (resolve, reject) {
+        var script = document.createElement("script");
+        script.src = siteRoot() + "api/described.js";
+        script.onload = function () { resolve(self.DESCRIBED_INDEX); };
+        script.onerror = function () { described = null; reject(new Error("no index")); };
+        document.head.appendChild(script);
+      });
+    }
+    return described;
+  }
+
+  /* Never a blank answer: the pages whose text is closest to the log's last error line, as the
+   * search box ranks them, set apart from a diagnosis (no confidence, no fix). */
+  function closest(out, tail) {
+    var describer = self.DescribeCoreFactory();
+    var line = describer.lastErrorLine(tail);
+    if (!line) return;
+    describedIndex().then(function (index) {
+      var pages = describer.rank(index, line + " ", 3);
+      if (!pages.length) return;
+      var section = el("div", "enc-diagnose-closest");
+      section.appendChild(el("p", null, "Not a diagnosis: the pages whose text is closest to " +
+        "the log's last error line,"));
+      section.appendChild(el("code", "enc-diagnose-evidence", line));
+      var list = el("ul");
+      pages.forEach(function (page) {
+        var link = el("a", null, page.title);
+        link.href = siteRoot() + page.url.replace(/^\//, "");
+        var li = el("li");
+        li.appendChild(link);
+        list.appendChild(li);
+      });
+      section.appendChild(list);
+      out.appendChild(section);
+    }).catch(function () {});
+  }
+
   function render(box, result) {
     var out = box.querySelector(".enc-diagnose-results");
     out.textContent = "";
@@ -110,6 +154,7 @@
         "appears in it, and its logged numbers (loss, grad_norm, learning rate, memory) show " +
         "no known pattern: search for the exact error line, or check that the log includes " +
         "the traceback."));
+      closest(out, result.tail || "");
       return;
     }
     var list = el("ol", "enc-diagnose-list");

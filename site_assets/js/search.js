@@ -4,8 +4,10 @@
  *    search/errors/ named by the query's own words (generator/errorindex.py explains why that
  *    loses nothing), so a pasted error line or traceback finds its entry first, ranked as the
  *    diagnose page ranks it.
- * 2. Full text: Pagefind's chunked index (pagefind/), weighted towards titles, signatures, quick
- *    answers and symptoms.
+ * 2. Descriptions: what a reader types in their own words, ranked by describe-core.js over
+ *    search/described.json (titles, phrases, tags, symptom rows, quick answers; typos forgiven).
+ * 3. Full text: Pagefind's chunked index (pagefind/), weighted towards titles, signatures, quick
+ *    answers and symptoms, for the rest.
  * Everything is fetched from this site; results are built from text nodes only. */
 (function () {
   "use strict";
@@ -13,12 +15,14 @@
   var ROOT = new URL("..", document.currentScript.src).href;
   var ERRORS = ROOT + "search/errors/";
   var ERROR_RESULTS = 5;
+  var DESCRIBED_RESULTS = 5;
   var PAGE_RESULTS = 8;
   var FULL_TEXT_WORDS = 10;
   var ERROR_LINE = /(error|exception|failed|killed|fault|abort|warning)/i;
 
   var core = self.DiagnoseCoreFactory();
   var shards = self.SearchCoreFactory(core);
+  var describer = self.DescribeCoreFactory();
   var toggle = document.getElementById("__search");
   var input = document.querySelector("[data-enc-search-input]");
   var meta = document.querySelector("[data-enc-search-meta]");
@@ -58,6 +62,29 @@
   }
 
   /* ---- the full-text half ------------------------------------------------------------ */
+
+  /* ---- the described half ------------------------------------------------------------ */
+
+  var described = null;
+  function describedMatches(text) {
+    if (!described) {
+      described = fetch(ROOT + "search/described.json").then(function (response) {
+        if (!response.ok) throw new Error(response.status);
+        return response.json();
+      });
+      described.catch(function () { described = null; });
+    }
+    return described.then(function (index) {
+      return describer.rank(index, describedQuery(text), DESCRIBED_RESULTS * 2);
+    });
+  }
+
+  /* A pasted traceback is described by its last error line, as for the full text. */
+  function describedQuery(text) {
+    var lines = text.split(/\r\n|\r|\n/).map(function (l) { return l.trim(); }).filter(Boolean);
+    if (lines.length < 2) return text;
+    return lines.filter(function (l) { return ERROR_LINE.test(l); }).pop() || lines[0];
+  }
 
   var pagefind = null;
   function loadPagefind() {
@@ -200,6 +227,10 @@
     return item(ROOT + found.record.url, found.record.title, parts, "enc-search-error");
   }
 
+  function describedItem(doc) {
+    return item(ROOT + doc.url, doc.title, [prose(null, null, doc.summary)], "enc-search-described");
+  }
+
   function pageItem(data) {
     var parts = [excerpt(data.excerpt || "")];
     /* Titles come from the heading, with its permalink sign. */
@@ -228,23 +259,29 @@
 
   var kept = [];
 
+  var closest = [];
+
   function summary(pages) {
-    var total = kept.length + (pages ? pages.length : 0);
-    meta.textContent = pages && total === 0 ? "No matching entries"
-      : (kept.length ? kept.length + " matching your error message" : "") +
-        (kept.length && pages && pages.length ? ", " : "") +
-        (pages ? (pages.length ? pages.length + " by full text" : "") : (kept.length ? "" : "Searching…"));
+    var parts = [];
+    if (kept.length) parts.push(kept.length + " matching your error message");
+    if (closest.length) parts.push(closest.length + " by description");
+    if (pages && pages.length) parts.push(pages.length + " by full text");
+    meta.textContent = parts.length ? parts.join(", ")
+      : pages ? "No matching entries" : "Searching…";
   }
 
   /* The error matches are shown as soon as they are known; full-text results follow. With no
    * error match the previous results stay until the full-text ones replace them, so the list
    * does not blank while the reader types. */
   var stale = false;
-  function renderErrors(errors) {
+  function renderErrors(errors, docs) {
     seen = new Set();
     kept = errors.filter(function (f) { return passesFilters(f.record); })
       .slice(0, ERROR_RESULTS);
-    stale = !kept.length;
+    var ids = new Set(kept.map(function (f) { return f.match.id; }));
+    closest = docs.filter(function (d) { return !ids.has(d.id) && passesFilters(d); })
+      .slice(0, DESCRIBED_RESULTS);
+    stale = !kept.length && !closest.length;
     if (stale) return;
     list.textContent = "";
     var previousLine = null;
@@ -252,6 +289,10 @@
       seen.add(new URL(ROOT + found.record.url, location.href).pathname);
       list.appendChild(errorItem(found, previousLine));
       if (found.match.evidence.length) previousLine = found.match.evidence[0].text;
+    });
+    closest.forEach(function (doc) {
+      seen.add(new URL(ROOT + doc.url, location.href).pathname);
+      list.appendChild(describedItem(doc));
     });
     summary(null);
   }
@@ -293,10 +334,13 @@
       return Promise.resolve();
     }
     var pages = fullText(text).catch(function () { return []; });
-    return errorMatches(text).catch(function () { return []; }).then(function (errors) {
+    return Promise.all([
+      errorMatches(text).catch(function () { return []; }),
+      describedMatches(text).catch(function () { return []; }),
+    ]).then(function (both) {
       if (ticket !== latest) return null;
-      renderErrors(errors);
-      if (kept.length) document.body.setAttribute("data-enc-search-first", String(ticket));
+      renderErrors(both[0], both[1]);
+      if (kept.length || closest.length) document.body.setAttribute("data-enc-search-first", String(ticket));
       return pages.then(function (found) {
         if (ticket !== latest) return null;
         return renderPages(found).then(function () {
