@@ -96,11 +96,18 @@ def _site_url(value: str | None) -> str:
     return (value or os.environ.get("ENCYCLOPEDIA_SITE_URL") or "/").rstrip("/") + "/"
 
 
+_LOADED: dict[tuple[str | None, str], sources.Source] = {}
+
+
 def _source(entries_dir: str | None, site_url: str | None, as_json: bool = False) -> sources.Source:
     """The records to work on. Broken entries are an error (exit 2), reported on standard error;
     with `as_json`, standard output still gets a diagnose result, with the problems in it."""
+    key = (entries_dir, _site_url(site_url))
+    if key in _LOADED:  # a command that needs the records twice reads them once
+        return _LOADED[key]
     try:
-        return sources.load(entries_dir, _site_url(site_url))
+        _LOADED[key] = sources.load(*key)
+        return _LOADED[key]
     except EntryError as err:
         if as_json:
             result = {"matches": [], "root_rank": None, "problems": problem_records(err.problems)}
