@@ -11,7 +11,7 @@ import os
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -96,25 +96,28 @@ def _site_url(value: str | None) -> str:
     return (value or os.environ.get("ENCYCLOPEDIA_SITE_URL") or "/").rstrip("/") + "/"
 
 
-_LOADED: dict[tuple[str | None, str], sources.Source] = {}
-
-
 def _source(entries_dir: str | None, site_url: str | None, as_json: bool = False) -> sources.Source:
     """The records to work on. Broken entries are an error (exit 2), reported on standard error;
     with `as_json`, standard output still gets a diagnose result, with the problems in it."""
-    key = (entries_dir, _site_url(site_url))
-    if key in _LOADED:  # a command that needs the records twice reads them once
-        return _LOADED[key]
-    try:
-        _LOADED[key] = sources.load(*key)
-        return _LOADED[key]
-    except EntryError as err:
-        if as_json:
-            result = {"matches": [], "root_rank": None, "problems": problem_records(err.problems)}
-            click.echo(json.dumps(result, indent=1, ensure_ascii=False))
-        emit_problems(err.problems, "text", err=True)
-        click.echo("Error: the entries have problems; run `encyclopedia check`", err=True)
-        sys.exit(USAGE)
+    key = f"encyclopedia.source:{entries_dir}:{_site_url(site_url)}"
+    # A command that needs the records twice reads them once (memo of this invocation only).
+    memo = click.get_current_context().meta
+    if key not in memo:
+        try:
+            memo[key] = sources.load(entries_dir, _site_url(site_url))
+        except EntryError as err:
+            _broken(err, as_json)
+    loaded: sources.Source = memo[key]
+    return loaded
+
+
+def _broken(err: EntryError, as_json: bool) -> NoReturn:
+    if as_json:
+        result = {"matches": [], "root_rank": None, "problems": problem_records(err.problems)}
+        click.echo(json.dumps(result, indent=1, ensure_ascii=False))
+    emit_problems(err.problems, "text", err=True)
+    click.echo("Error: the entries have problems; run `encyclopedia check`", err=True)
+    sys.exit(USAGE)
 
 
 @main.command(short_help="Show an entry in the terminal, offline.")
