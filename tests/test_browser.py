@@ -149,6 +149,29 @@ def test_diagnose_page_reads_a_log_that_holds_only_numbers(page: Any, shipped_ur
     assert "line 20" in matches[0]["text"]
 
 
+def test_diagnose_page_with_no_match_names_the_closest_pages_and_makes_no_request(
+    page: Any, shipped_url: str
+) -> None:
+    """Never a blank answer: the pages closest to the last error line, apart from a diagnosis,
+    from an index loaded as a script of this site (the page may not fetch)."""
+    requests: list[str] = []
+    page.goto(shipped_url + "/diagnose/")
+    page.wait_for_load_state("networkidle")
+    page.on("request", lambda request: requests.append(request.url))
+    log = "step 1 loss 2.3\nValueError: my dataset returned an empty batch for the dataloader\n"
+    page.fill("#enc-log", log)
+    page.click(".enc-diagnose-run")
+    page.wait_for_selector(".enc-diagnose-closest li a")
+    closest = page.inner_text(".enc-diagnose-closest")
+    assert closest.startswith("Not a diagnosis")
+    assert "ValueError: my dataset returned an empty batch" in closest
+    hrefs = page.eval_on_selector_all(".enc-diagnose-closest a", "as => as.map(a => a.href)")
+    assert entry_id(hrefs[0]) == "dataloader-num-samples-zero"
+    assert page.query_selector(".enc-diagnose-list") is None  # no match is listed
+    assert [u for u in requests if not u.startswith((shipped_url, "blob:"))] == []
+    assert any(u.endswith("/api/described.js") for u in requests)
+
+
 @pytest.mark.parametrize(
     ("log", "lines"), [("a\nb\nc\nd\ne\n", 5), ("a\nb\nc\nd\ne", 5), ("one line", 1)]
 )

@@ -126,7 +126,7 @@
       if (!pages.length) return;
       var section = el("div", "enc-diagnose-closest");
       section.appendChild(el("p", null, "Not a diagnosis: the pages whose text is closest to " +
-        "the log's last error line,"));
+        "the log's last error line:"));
       section.appendChild(el("code", "enc-diagnose-evidence", line));
       var list = el("ul");
       pages.forEach(function (page) {
