@@ -89,11 +89,15 @@ def main() -> None:
     entries."""
 
 
-SITE_URL_HELP = "Site URL for links (default: $ENCYCLOPEDIA_SITE_URL; else site paths)."
+SITE_URL_HELP = (
+    "Site URL for links (default: $ENCYCLOPEDIA_SITE_URL, else the one this package was built "
+    "with; else the explain command)."
+)
 
 
 def _site_url(value: str | None) -> str:
-    return (value or os.environ.get("ENCYCLOPEDIA_SITE_URL") or "/").rstrip("/") + "/"
+    chosen = value or os.environ.get("ENCYCLOPEDIA_SITE_URL") or sources.built_site_url() or "/"
+    return chosen.rstrip("/") + "/"
 
 
 def _source(entries_dir: str | None, site_url: str | None, as_json: bool = False) -> sources.Source:

@@ -5,6 +5,7 @@ else the exports of the shipped entries packaged at build time (`generator/shipp
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,8 @@ from typing import Any
 PACKAGE = Path(__file__).resolve().parent
 SHIPPED = PACKAGE / "shipped"
 SHIPPED_FILES = ("entries.json", "signatures.json")
+# The site URL given when the wheel was built (ENCYCLOPEDIA_SITE_URL then): the links' default.
+SHIPPED_SITE = "site.json"
 REPOSITORY_ENTRIES = PACKAGE.parent / "entries"
 
 
@@ -84,4 +87,18 @@ def write_shipped(entries: Path, dest: Path) -> list[Path]:
         path = dest / name
         path.write_text(files[name], encoding="utf-8")
         written.append(path)
+    site_url = os.environ.get("ENCYCLOPEDIA_SITE_URL")
+    if site_url:
+        path = dest / SHIPPED_SITE
+        path.write_text(json.dumps({"site_url": site_url}) + "\n", encoding="utf-8")
+        written.append(path)
     return written
+
+
+def built_site_url(shipped: Path = SHIPPED) -> str | None:
+    """The site URL this package was built with, if one was given."""
+    try:
+        value = json.loads((shipped / SHIPPED_SITE).read_text(encoding="utf-8"))["site_url"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return value if isinstance(value, str) and value else None

@@ -316,3 +316,21 @@ def test_explain_suggests_entries_by_their_words_when_the_id_is_unknown(project:
     assert "did you mean: alpha-oom" in missing.stderr
     nothing = run("explain", "zzzz")
     assert "`encyclopedia search WORDS` finds entries by what you saw" in nothing.stderr
+
+
+def test_the_site_url_given_at_build_time_is_the_links_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from generator import cli, sources
+
+    monkeypatch.setenv("ENCYCLOPEDIA_SITE_URL", "https://failures.example.org/")
+    written = sources.write_shipped(FIXTURE_ENTRIES, tmp_path)
+    assert tmp_path / "site.json" in written
+    assert sources.built_site_url(tmp_path) == "https://failures.example.org/"
+    monkeypatch.delenv("ENCYCLOPEDIA_SITE_URL")
+    assert sources.built_site_url(tmp_path / "absent") is None
+    monkeypatch.setattr(sources, "built_site_url", lambda: "https://built.example.org")
+    assert cli._site_url(None) == "https://built.example.org/"
+    monkeypatch.setenv("ENCYCLOPEDIA_SITE_URL", "https://env.example.org")
+    assert cli._site_url(None) == "https://env.example.org/"  # the environment first
+    assert cli._site_url("https://flag.example.org") == "https://flag.example.org/"
