@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import importlib
 import io
 import json
@@ -369,7 +370,8 @@ def run_command(
 
     Example: encyclopedia run -- torchrun --nproc-per-node 8 train.py"""
     records = _records(entries_dir, None, site_url)
-    index = diagnose.Index.from_export(records)
+    # The index is made in the diagnosing process, beside the command: not on its way.
+    index = functools.partial(diagnose.Index.from_export, records)
     try:
         finished = runwrap.run(list(command), index, sys.stdout.buffer, sys.stderr.buffer)
     except OSError as err:

@@ -94,7 +94,14 @@ class _Spool:
         return bytes(data[-TAIL_BYTES:]).decode("utf-8", "replace")
 
 
-def _follow(spool_fd: int, conn: Connection, index: Index, inherited: tuple[int, ...]) -> None:
+# The matcher's index, or how to make it: made in the diagnosing process, it costs the wrapper
+# nothing when the command succeeds, and runs beside the command when it does not.
+IndexSource = Index | Callable[[], Index]
+
+
+def _follow(
+    spool_fd: int, conn: Connection, index: IndexSource, inherited: tuple[int, ...]
+) -> None:
     """The diagnosing process: reads the spool as it grows until told its final length, then
     sends back the diagnosis (or why it failed). It runs apart from the wrapper, so the matcher
     never holds the copying threads' interpreter lock, and at a lower priority than the job."""
@@ -105,12 +112,11 @@ def _follow(spool_fd: int, conn: Connection, index: Index, inherited: tuple[int,
     with contextlib.suppress(OSError):
         os.nice(10)
     try:
-        streaming, at, end, pending = Streaming(index), 0, None, b""
+        made = index() if callable(index) else index
+        streaming, at, end, pending = Streaming(made), 0, None, b""
         while end is None or at < end:
             if end is None and conn.poll():
                 end = conn.recv()
-                if end < 0:
-                    return
             block = os.pread(spool_fd, READ_BYTES, at)
             if not block:
                 time.sleep(0.02)
@@ -133,9 +139,9 @@ def _follow(spool_fd: int, conn: Connection, index: Index, inherited: tuple[int,
 
 class _Diagnoser:
     """The diagnosing process and the end of the pipe to it. Forked before any thread starts,
-    so it inherits the matcher's index as it is, at no cost."""
+    so it inherits the matcher's index (or what it is made from) as it is, at no cost."""
 
-    def __init__(self, index: Index, spool: _Spool, inherited: tuple[int, ...]) -> None:
+    def __init__(self, index: IndexSource, spool: _Spool, inherited: tuple[int, ...]) -> None:
         self.conn, child_conn = multiprocessing.Pipe()
         context = multiprocessing.get_context("fork")
         args = (spool.file.fileno(), child_conn, index, inherited)
@@ -146,12 +152,10 @@ class _Diagnoser:
         self.process.start()
 
     def abandon(self) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            self.conn.send(-1)
-        self.process.join(timeout=1)
-        if self.process.is_alive():
-            self.process.kill()
-            self.process.join()
+        """No diagnosis needed: end the process now. It holds nothing worth waiting for, and
+        letting it notice on its own costs about half a second (it may still be setting up)."""
+        self.process.kill()
+        self.process.join()
 
     def result(self, length: int) -> Diagnosis | None:
         """The diagnosis of the first `length` bytes of the spool: all the command printed."""
@@ -216,7 +220,11 @@ def _on_terminal() -> bool:
 
 
 def run(
-    command: list[str], index: Index, stdout: BinaryIO, stderr: BinaryIO, diagnose: bool = True
+    command: list[str],
+    index: IndexSource,
+    stdout: BinaryIO,
+    stderr: BinaryIO,
+    diagnose: bool = True,
 ) -> Finished:
     """Run `command`, copying its output through; diagnose it when it fails (`diagnose`)."""
     env = dict(os.environ)

@@ -4,8 +4,10 @@ else the exports of the shipped entries packaged at build time (`generator/shipp
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,11 +22,15 @@ REPOSITORY_ENTRIES = PACKAGE.parent / "entries"
 
 @dataclass(frozen=True)
 class Source:
-    """The entry and signature records the CLI works on, and where they came from."""
+    """The entry and signature records the CLI works on. The entry records, which only
+    `explain`, `search` and the closest pages need, are read when first asked for."""
 
-    entries: list[dict[str, Any]]
     signatures: list[dict[str, Any]]
-    origin: str  # a folder, or "the entries shipped with this package"
+    read_entries: Callable[[], list[dict[str, Any]]]
+
+    @functools.cached_property
+    def entries(self) -> list[dict[str, Any]]:
+        return self.read_entries()
 
 
 def entries_folder(explicit: str | None) -> Path | None:
@@ -47,15 +53,14 @@ def load(explicit: str | None, base: str) -> Source:
         from .pipeline import build_encyclopedia
 
         enc = build_encyclopedia(folder)
-        return Source(
-            [exports.entry_record(p, base) for p in enc.pages.values()],
-            exports.signature_index(enc, base),
-            str(folder),
-        )
-    data = [json.loads((SHIPPED / n).read_text(encoding="utf-8")) for n in SHIPPED_FILES]
-    if base != "/":
-        data = [rebase(records, base) for records in data]
-    return Source(data[0], data[1], "the entries shipped with this package")
+        records = [exports.entry_record(p, base) for p in enc.pages.values()]
+        return Source(exports.signature_index(enc, base), lambda: records)
+
+    def shipped(name: str) -> list[dict[str, Any]]:
+        records: list[dict[str, Any]] = json.loads((SHIPPED / name).read_text(encoding="utf-8"))
+        return records if base == "/" else rebase(records, base)
+
+    return Source(shipped(SHIPPED_FILES[1]), lambda: shipped(SHIPPED_FILES[0]))
 
 
 def rebase(records: list[dict[str, Any]], base: str) -> list[dict[str, Any]]:
