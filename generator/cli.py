@@ -104,12 +104,13 @@ def _site_url(value: str | None) -> str:
 def _source(entries_dir: str | None, site_url: str | None, as_json: bool = False) -> sources.Source:
     """The records to work on. Broken entries are an error (exit 2), reported on standard error;
     with `as_json`, standard output still gets a diagnose result, with the problems in it."""
-    key = f"encyclopedia.source:{entries_dir}:{_site_url(site_url)}"
+    base = _site_url(site_url)
+    key = f"encyclopedia.source:{entries_dir}:{base}"
     # A command that needs the records twice reads them once (memo of this invocation only).
     memo = click.get_current_context().meta
     if key not in memo:
         try:
-            memo[key] = sources.load(entries_dir, _site_url(site_url))
+            memo[key] = sources.load(entries_dir, base)
         except EntryError as err:
             _broken(err, as_json)
     loaded: sources.Source = memo[key]
@@ -283,21 +284,19 @@ def diagnose_command(
 
 
 class _Tail:
-    """A log stream passed through to the matcher, keeping its last TAIL_BYTES: where the
-    closest pages are looked for when nothing matched."""
+    """A log stream passed through to the matcher, keeping its end (describe.Tail)."""
 
     def __init__(self, stream: Any) -> None:
         self.stream = stream
-        self.tail = b""
+        self.tail = describe.Tail()
 
     def read(self, size: int = -1) -> bytes:
         data: bytes = self.stream.read(size)
-        if data:
-            self.tail = (self.tail + data)[-describe.TAIL_BYTES :]
+        self.tail.add(data)
         return data
 
     def text(self) -> str:
-        return self.tail.decode("utf-8", "replace")
+        return self.tail.text()
 
 
 def _closest(entries: list[dict[str, Any]], tail: str) -> tuple[str, list[describe.Ranked]] | None:

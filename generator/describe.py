@@ -404,6 +404,26 @@ ERROR_LINE = re.compile(r"error|exception|failed|killed|fault|abort|warning", re
 TAIL_BYTES = 16384  # how much of a log's end the closest pages are looked for in
 
 
+class Tail:
+    """The last TAIL_BYTES of a stream of bytes, kept as it passes: where the closest pages are
+    looked for when nothing matched. Trimmed only past twice that, so the copying stays
+    amortised however small the pieces."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+
+    def add(self, data: bytes) -> None:
+        self.data += data
+        if len(self.data) > 2 * TAIL_BYTES:
+            del self.data[:-TAIL_BYTES]
+
+    def __bool__(self) -> bool:
+        return bool(self.data)
+
+    def text(self) -> str:
+        return bytes(self.data[-TAIL_BYTES:]).decode("utf-8", "replace")
+
+
 def last_error_line(tail: str) -> str | None:
     """The last line of `tail` (a log's end) that says error, else its last non-blank line."""
     lines = [line.strip() for line in tail.splitlines() if line.strip()]

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import IO, BinaryIO
 
-from .describe import TAIL_BYTES
+from .describe import Tail
 from .diagnose import Diagnosis, Index, Streaming
 
 TERMINATION = (signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2)
@@ -75,23 +75,20 @@ class _Spool:
         self.file = tempfile.TemporaryFile(prefix="encyclopedia-run-")  # noqa: SIM115 - closed by run()
         self.lock = threading.Lock()
         self.written = 0
-        self.tails: dict[str, bytearray] = {}  # each stream's end: TAIL_BYTES to twice that
+        self.tails: dict[str, Tail] = {}  # each stream's end
 
     def add(self, stream: str, data: bytes) -> None:
         record = _STREAM_IDS[stream] + len(data).to_bytes(4, "big") + data
         with self.lock:
             os.write(self.file.fileno(), record)  # unbuffered: the diagnoser reads it at once
             self.written += len(record)
-            tail = self.tails.setdefault(stream, bytearray())
-            tail += data
-            if len(tail) > 2 * TAIL_BYTES:  # trimmed now and then: the copy stays amortised
-                del tail[:-TAIL_BYTES]
+            self.tails.setdefault(stream, Tail()).add(data)
 
     def tail(self) -> str:
         """The end of what was printed: standard error's, where a traceback goes, else
         standard output's."""
-        data = self.tails.get("stderr") or self.tails.get("stdout") or b""
-        return bytes(data[-TAIL_BYTES:]).decode("utf-8", "replace")
+        tail = self.tails.get("stderr") or self.tails.get("stdout")
+        return tail.text() if tail else ""
 
 
 # The matcher's index, or how to make it: made in the diagnosing process, it costs the wrapper
