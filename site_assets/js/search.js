@@ -80,9 +80,13 @@
   }
 
   /* A pasted traceback is described by its last error line, as for the full text. */
-  function describedQuery(text) {
+  function describedQuery(text) { return queryLine(text) || text; }
+
+  /* Of a pasted traceback (several lines), the line a search reads: the last error line
+   * (Python prints the exception last), else the first; null for one line. */
+  function queryLine(text) {
     var lines = text.split(/\r\n|\r|\n/).map(function (l) { return l.trim(); }).filter(Boolean);
-    if (lines.length < 2) return text;
+    if (lines.length < 2) return null;
     return lines.filter(function (l) { return ERROR_LINE.test(l); }).pop() || lines[0];
   }
 
@@ -115,11 +119,7 @@
    * exception last), else its first line; of a long line, the words without digits or paths
    * (sizes, addresses and file names are not in any page). */
   function fullTextQuery(text) {
-    var lines = text.split(/\r\n|\r|\n/).map(function (l) { return l.trim(); })
-      .filter(Boolean);
-    var query = lines.length > 1
-      ? (lines.filter(function (l) { return ERROR_LINE.test(l); }).pop() || lines[0])
-      : (lines[0] || "");
+    var query = queryLine(text) || text.trim();
     /* Quotes and a leading minus are Pagefind's phrase and exclusion syntax; in a pasted log
      * line they are text (`File "train.py"`, `-inf`), so they are not passed on as syntax. */
     var words = query.replace(/["\u201c\u201d]/g, " ").split(/\s+/).map(function (w) {
