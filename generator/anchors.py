@@ -57,6 +57,7 @@ _COMMON_WORDS = frozenset(
         "with",
         "from",
         "module",  # every traceback frame: `module.py`, `<module>`
+        "modules",  # every frame under torch/nn/modules/ (it anchored a PEFT signature)
         "processgroupnccl",  # every c10d log line names ProcessGroupNCCL.cpp
     }
 )

@@ -106,3 +106,24 @@ def test_a_symptom_row_leads_with_the_fix_step_for_its_cause() -> None:
     capacity = run(FRAGMENTED_OOM.replace("16.30 GiB is reserved", "0.30 GiB is reserved"))[0]
     assert capacity["symptom"]["fix"] in steps
     assert "expandable_segments" not in capacity["symptom"]["fix"]
+
+
+# Lines every healthy training log is full of (the shapes scripts/bench_diagnose.py writes).
+ORDINARY_LINES = [
+    "[rank3]: step 1200 | loss 2.3041 | lr 3.0e-04 | grad_norm 0.812 | tokens/s 51234",
+    "1200/100000 [01:02<12:34:56, 1.23it/s]",
+    "INFO:root:Saving checkpoint to /checkpoints/step_1200",
+    "[W1129 10:01:02.000000 ProcessGroupNCCL.cpp:1234] Warning: something benign 1200",
+    '  File "/opt/conda/lib/python3.11/site-packages/torch/nn/modules/module.py", line 1511',
+    "wandb: logging step 1200 memory allocated 1.20 GiB reserved 2.30 GiB",
+]
+
+
+def test_ordinary_training_lines_reach_no_full_match() -> None:
+    """Speed, not results: each shipped signature's anchor and guard let none of these lines
+    through to the full matcher (a PEFT signature anchored on `modules` once sent every
+    traceback frame there, a fifth of a busy log)."""
+    scanner = diagnose._Scanner(INDEX)
+    # (a chunk's last segment skips the guards, as a phrase may go on in the next chunk)
+    text = "\n".join(ORDINARY_LINES * 3) + "\nok\n"
+    assert scanner._hit_segments(text, text.lower()) == []
