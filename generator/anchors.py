@@ -59,14 +59,19 @@ _COMMON_WORDS = frozenset(
         "module",  # every traceback frame: `module.py`, `<module>`
         "modules",  # every frame under torch/nn/modules/ (it anchored a PEFT signature)
         "processgroupnccl",  # every c10d log line names ProcessGroupNCCL.cpp
+        "python",  # every traceback frame's path: `/python3.11/site-packages/`
+        "warn",  # every NCCL warning line: `NCCL WARN ...`
     }
 )
+
+
+_PUNCTUATION = ".,:;()[]'\""
 
 
 def _rarity(token: str) -> int:
     """Higher for tokens unlikely in ordinary log lines: identifiers mixing letters with `_`,
     `.` or digits beat plain words; bare numbers and common words are worst."""
-    bare = token.strip(".,:;()[]'\"")
+    bare = token.strip(_PUNCTUATION)
     letters = sum(c.isalpha() for c in bare)
     if letters == 0:
         return len(token) - 30
@@ -127,20 +132,38 @@ def _guard(atoms: list[_Atom]) -> str | None:
     return "".join(parts) if checked > 1 else None
 
 
-def anchor(parts: tuple[str, ...]) -> str:
-    """Of a signature's literal pieces (diagnose.pieces), the run without spaces least likely to
-    fill a log: a substring of every line the signature matches. The browser's matcher
-    (diagnose-core.js) chooses the same word: which segment finds a match first, and so the
-    order of the evidence, depends on it."""
-    tokens = [t for p in parts for t in p.split(" ") if t]
-    return max(tokens, key=_rarity) if tokens else ""
+# What a guard is worth in choosing the anchor: a word with no guard sends every line that holds
+# it to the full match, so a slightly more common word that can be guarded is the better anchor
+# (`keyerror:` with `'eval_loss'` after it, not `'eval_loss'` alone, which every evaluation
+# dict line holds). Short words (under _GUARD_MIN_LENGTH characters) get no bonus: `in` or `-m`
+# would be found, and guarded, on almost every line.
+_GUARD_BONUS = 8
+_GUARD_MIN_LENGTH = 4
 
 
 def choose(parts: tuple[str, ...], compiled: tuple[Piece, ...]) -> Anchor:
-    """The anchor word and the guard for what follows it: at each place the word has in the
-    signature, the atoms after it; None when one of those places has nothing after it that a
-    guard can check (or the word is not ASCII: its bytes and its characters differ)."""
-    word = anchor(parts)
+    """Of a signature's literal pieces (diagnose.pieces), the run without spaces least likely to
+    fill a log (a substring of every line the signature matches), preferring one a guard can
+    follow, with that guard. Only speed depends on the choice: every line the signature matches
+    holds every such run. (The browser's matcher, diagnose-core.js, takes the longest run.)"""
+    tokens = [t for p in parts for t in p.split(" ") if t]
+    if not tokens:
+        return Anchor("", None)
+    return max((_guarded(token, compiled) for token in tokens), key=_worth)
+
+
+def _worth(found: Anchor) -> tuple[int, int]:
+    """How good an anchor `found` is: its rarity, with the bonus for a guard; on a tie the
+    guarded word wins (it spares the full match where the phrase is not)."""
+    rarity = _rarity(found.word)
+    guarded = found.guard is not None and len(found.word.strip(_PUNCTUATION)) >= _GUARD_MIN_LENGTH
+    return rarity + (_GUARD_BONUS if guarded else 0), int(guarded)
+
+
+def _guarded(word: str, compiled: tuple[Piece, ...]) -> Anchor:
+    """`word` with the guard for what follows it: at each place the word has in the signature,
+    the atoms after it; None when one of those places has nothing after it that a guard can
+    check (or the word is not ASCII: its bytes and its characters differ)."""
     guards: list[str] = []
     for piece in compiled:
         atoms = _atoms(piece)

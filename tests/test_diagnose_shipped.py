@@ -116,13 +116,17 @@ ORDINARY_LINES = [
     "[W1129 10:01:02.000000 ProcessGroupNCCL.cpp:1234] Warning: something benign 1200",
     '  File "/opt/conda/lib/python3.11/site-packages/torch/nn/modules/module.py", line 1511',
     "wandb: logging step 1200 memory allocated 1.20 GiB reserved 2.30 GiB",
+    "{'loss': 1.9342, 'grad_norm': 0.731, 'learning_rate': 1.9e-05, 'epoch': 0.42}",
+    "{'eval_loss': 1.8811, 'eval_runtime': 12.31, 'eval_samples_per_second': 81.2, 'epoch': 0.5}",
+    "[INFO|configuration_utils.py:419] >> Configuration saved in out/checkpoint-500/config.json",
 ]
 
 
 def test_ordinary_training_lines_reach_no_full_match() -> None:
     """Speed, not results: each shipped signature's anchor and guard let none of these lines
     through to the full matcher (a PEFT signature anchored on `modules` once sent every
-    traceback frame there, a fifth of a busy log)."""
+    traceback frame there, a fifth of a busy log; `KeyError: 'eval_loss'` anchored on its
+    unguarded last word once sent every evaluation line)."""
     scanner = diagnose._Scanner(INDEX)
     # (a chunk's last segment skips the guards, as a phrase may go on in the next chunk)
     text = "\n".join(ORDINARY_LINES * 3) + "\nok\n"
