@@ -144,12 +144,21 @@ _GUARD_MIN_LENGTH = 4
 def choose(parts: tuple[str, ...], compiled: tuple[Piece, ...]) -> Anchor:
     """Of a signature's literal pieces (diagnose.pieces), the run without spaces least likely to
     fill a log (a substring of every line the signature matches), preferring one a guard can
-    follow, with that guard. Only speed depends on the choice: every line the signature matches
-    holds every such run. (The browser's matcher, diagnose-core.js, takes the longest run.)"""
+    follow, with that guard; of equals, the first. Only speed depends on the choice: every line
+    the signature matches holds every such run. (The browser's matcher, diagnose-core.js, takes
+    the longest run.)"""
     tokens = [t for p in parts for t in p.split(" ") if t]
-    if not tokens:
-        return Anchor("", None)
-    return max((_guarded(token, compiled) for token in tokens), key=_worth)
+    atoms = [_atoms(piece) for piece in compiled]
+    best: tuple[tuple[int, int, int], Anchor] | None = None
+    # Rarest first, so the guards of words that cannot win are never built (index start-up).
+    for order, token in sorted(enumerate(tokens), key=lambda t: -_rarity(t[1])):
+        if best is not None and (_rarity(token) + _GUARD_BONUS, 1, -order) < best[0]:
+            continue
+        found = _guarded(token, atoms)
+        worth = (*_worth(found), -order)
+        if best is None or worth > best[0]:
+            best = (worth, found)
+    return best[1] if best is not None else Anchor("", None)
 
 
 def _worth(found: Anchor) -> tuple[int, int]:
@@ -160,13 +169,13 @@ def _worth(found: Anchor) -> tuple[int, int]:
     return rarity + (_GUARD_BONUS if guarded else 0), int(guarded)
 
 
-def _guarded(word: str, compiled: tuple[Piece, ...]) -> Anchor:
-    """`word` with the guard for what follows it: at each place the word has in the signature,
-    the atoms after it; None when one of those places has nothing after it that a guard can
-    check (or the word is not ASCII: its bytes and its characters differ)."""
+def _guarded(word: str, pieces: list[list[_Atom]]) -> Anchor:
+    """`word` with the guard for what follows it: at each place the word has in the signature
+    (`pieces`: each compiled piece's atoms), the atoms after it; None when one of those places
+    has nothing after it that a guard can check (or the word is not ASCII: its bytes and its
+    characters differ)."""
     guards: list[str] = []
-    for piece in compiled:
-        atoms = _atoms(piece)
+    for atoms in pieces:
         for i, (kind, text) in enumerate(atoms):
             if kind == "word" and text == word:
                 guard = _guard(atoms[i:])
