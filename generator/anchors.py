@@ -18,7 +18,7 @@ from .pattern import NONFINITE_PREFIX, NONFINITE_WORDS, WORD_CHAR, Piece, Slot
 
 # Words that fill ordinary training logs: a poor anchor, since every line holding the anchor
 # is matched in full. (Only speed depends on this list, never the result.)
-_COMMON_WORDS = frozenset(
+COMMON_WORDS = frozenset(
     {
         "memory",
         "allocate",
@@ -76,7 +76,7 @@ def _rarity(token: str) -> int:
     if letters == 0:
         return len(token) - 30
     score = len(token) + (6 if letters < len(bare) else 0)
-    return score - (20 if bare in _COMMON_WORDS else 0)
+    return score - (20 if bare in COMMON_WORDS else 0)
 
 
 # A space of the signature, in the raw log: a run of blanks, or one line break with blanks around
@@ -93,7 +93,7 @@ GUARD_ATOMS = 4  # the anchor and at most this many atoms after it: enough to be
 @dataclass(frozen=True)
 class Anchor:
     word: str  # normalised text; every line the signature matches holds it
-    guard: str | None  # a regular expression to match where `word` starts; None: none needed
+    guard: str | None  # a regular expression to match right after `word`; None: none needed
 
 
 _Atom = tuple[str, str]  # ("word", text) | ("space", "") | ("nonfinite", "") | ("stop", "")
@@ -114,8 +114,8 @@ def _atoms(piece: Piece) -> list[_Atom]:
 
 
 def _guard(atoms: list[_Atom]) -> str | None:
-    """The regular expression for a word and at most GUARD_ATOMS atoms after it; None when
-    nothing after it can be checked."""
+    """The regular expression for at most GUARD_ATOMS atoms after the first (the anchor word),
+    to match right after it; None when nothing after it can be checked."""
     parts: list[str] = []
     checked = 0
     for kind, text in atoms:
@@ -129,7 +129,7 @@ def _guard(atoms: list[_Atom]) -> str | None:
         checked += 1
     while parts and parts[-1] == _SEP:
         parts.pop()
-    return "".join(parts) if checked > 1 else None
+    return "".join(parts[1:]) if checked > 1 else None
 
 
 # What a guard is worth in choosing the anchor: a word with no guard sends every line that holds

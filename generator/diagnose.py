@@ -246,10 +246,16 @@ class _Scanner:
         # Per anchor word, what must follow it for one of its signatures to match there; a word
         # with a signature that needs nothing more has no guard, nor has torchrun's root word.
         self.guards: dict[str, Callable[[str, int], re.Match[str] | None]] = {}
+        # Guarded anchors that fill ordinary logs (`loss`, `reserved`: anchors.COMMON_WORDS) are
+        # found by one regular expression each, the word then its guard, which scans in C; the
+        # automaton would hand every one of them to the Python loop in _hit_segments.
+        self.scanned: dict[str, re.Pattern[str]] = {}
         for word, sigs in self.by_anchor.items():
             if word != _ROOT_WORD and all(sig.guard for sig in sigs):
-                alternatives = sorted({f"(?:{sig.guard})" for sig in sigs if sig.guard})
-                self.guards[word] = re.compile("|".join(alternatives)).match
+                guard = "|".join(sorted({f"(?:{sig.guard})" for sig in sigs}))
+                self.guards[word] = re.compile(guard).match
+                if word in anchors.COMMON_WORDS and not _overlaps_itself(word):
+                    self.scanned[word] = re.compile(f"{re.escape(word)}(?={guard})")
         self.automaton = self._automaton()
         self.tokens = [sig.tokens for sig in index.signatures]
         # A `{nonfinite}` value is `nan` or `inf` in some spelling: a line with neither cannot
@@ -269,7 +275,11 @@ class _Scanner:
 
     def _automaton(self) -> Any:
         """An automaton of the anchors still worth finding, or None when none is left."""
-        live = [word for word, left in self.unmatched.items() if left or not PRUNE_MATCHED]
+        live = [
+            word
+            for word, left in self.unmatched.items()
+            if (left or not PRUNE_MATCHED) and word not in self.scanned
+        ]
         if self.root_rank is None:
             live.append(_ROOT_WORD)
         if not live:
@@ -328,19 +338,8 @@ class _Scanner:
         """(start, end, line, anchor words) of each segment holding an anchor, in order; `low`
         is `text` with ASCII letters lower-cased."""
         hits: list[tuple[int, int, int, set[str]]] = []
-        if self.automaton is None:
-            return hits
         seg_end, counted_to, line = -1, 0, self.line
-        guards = self.guards
-        # A guard cannot see into the next chunk: in the last segment, where a wrapped phrase may
-        # go on there, every anchor counts.
-        tail_from = _segment_start(text, 0, len(text) - _separator_before(text, len(text)))
-        for end, length in self.automaton.iter(low):
-            start = end - length + 1
-            word = low[start : end + 1]
-            guard = guards.get(word)
-            if guard is not None and start < tail_from and guard(low, start) is None:
-                continue
+        for start, word in self._anchors_found(low):
             if start >= seg_end:
                 lo = hits[-1][0] if hits else 0
                 seg_start = _segment_start(text, lo, start)
@@ -350,6 +349,34 @@ class _Scanner:
                 hits.append((seg_start, seg_end, line, set()))
             hits[-1][3].add(word)
         return hits
+
+    def _anchors_found(self, low: str) -> list[tuple[int, str]]:
+        """(start, word) of each anchor in `low` whose guard holds there, by position."""
+        # A guard cannot see into the next chunk: in the last segment, where a wrapped phrase may
+        # go on there, every anchor counts.
+        tail_from = _segment_start(low, 0, len(low) - _separator_before(low, len(low)))
+        found: list[tuple[int, str]] = []
+        if self.automaton is not None:
+            guards = self.guards
+            for end, length in self.automaton.iter(low):
+                start = end - length + 1
+                word = low[start : end + 1]
+                guard = guards.get(word)
+                if guard is not None and start < tail_from and guard(low, end + 1) is None:
+                    continue
+                found.append((start, word))
+        more = len(found)
+        for word, pattern in self.scanned.items():
+            if PRUNE_MATCHED and not self.unmatched[word]:
+                continue
+            found += [(m.start(), word) for m in pattern.finditer(low) if m.start() < tail_from]
+            at = low.find(word, tail_from)
+            while at >= 0:
+                found.append((at, word))
+                at = low.find(word, at + 1)
+        if len(found) > more:
+            found.sort()
+        return found
 
     def _previous(self, text: str, start: int, line: int, lo: int) -> _Segment | None:
         if start == 0:
@@ -479,6 +506,12 @@ def _after_newline(text: str, pos: int) -> int:
 def _segment_end(text: str, pos: int) -> int:
     found = _BREAK.search(text, pos)
     return found.start() if found else len(text)
+
+
+def _overlaps_itself(word: str) -> bool:
+    """Whether two places of `word` can overlap (`aa`): a regular expression search, which
+    resumes after each match, would miss the second."""
+    return any(word[:n] == word[-n:] for n in range(1, len(word)))
 
 
 def _segment_start(text: str, lo: int, pos: int) -> int:
