@@ -13,7 +13,9 @@ Semantics (both implementations):
   to the next one (a wrapped line) while not matching that next one alone.
 - An entry is a candidate when one of its primary signatures matches. Its score is the sum of
   the weights of its distinct matched signatures (primary and context); its evidence is the
-  first match of each, at most MAX_EVIDENCE, in the order they are found.
+  first match of each, at most MAX_EVIDENCE: the earliest by line, matches on one line in the
+  index's order of signatures (never in the order the scan happens to find them, which depends
+  on the anchor each twin chose).
 - A candidate that another candidate causes (`leads-to` / `often-caused-by`) is collateral,
   when that cause has a primary match on a line of its own.
 - Metric lines (metrics.py) give sightings; each makes a primary match of the entries that
@@ -27,6 +29,7 @@ This module streams: memory is bounded by CHUNK_BYTES plus one segment, whatever
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import functools
 import re
@@ -121,6 +124,7 @@ class Hit:
     symptom: tuple[str, str, str] | None = None
     values: dict[str, str] = field(default_factory=dict)
     signal: bool = False  # a metric sighting's line (metrics.py), not a signature's match
+    order: int = 0  # the signature's place in the index: the tie-break among hits on one line
 
 
 @dataclass
@@ -554,8 +558,9 @@ def _record(candidates: dict[str, Candidate], index: Index, sig: Signature, hit:
     if sig.text not in cand.matched:
         cand.matched.add(sig.text)
         cand.score += sig.weight
-        if len(cand.hits) < MAX_EVIDENCE:
-            cand.hits.append(hit)
+        hit.order = sig.order
+        bisect.insort(cand.hits, hit, key=lambda h: (h.line, h.order))
+        del cand.hits[MAX_EVIDENCE:]
 
 
 def _record_sighting(

@@ -292,7 +292,13 @@ function DiagnoseCoreFactory() {
     if (!cand.matched.has(sig.text)) {
       cand.matched.add(sig.text);
       cand.score += sig.weight;
-      if (cand.hits.length < MAX_EVIDENCE) cand.hits.push(hit);
+      /* The earliest by line, one line's hits in signature order (diagnose.py's _record). */
+      hit.order = sig.order;
+      var at = cand.hits.length;
+      while (at > 0 && (cand.hits[at - 1].line > hit.line
+             || (cand.hits[at - 1].line === hit.line && cand.hits[at - 1].order > hit.order))) at--;
+      cand.hits.splice(at, 0, hit);
+      if (cand.hits.length > MAX_EVIDENCE) cand.hits.length = MAX_EVIDENCE;
     }
   }
 
