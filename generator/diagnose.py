@@ -33,11 +33,11 @@ import bisect
 import dataclasses
 import functools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-import ahocorasick  # type: ignore[import-not-found]
+import ahocorasick_rs
 
 from . import anchors, metrics
 from .pattern import Condition, Piece, Slot, Value, compile_pieces, literal_view, match
@@ -232,6 +232,12 @@ class _Segment:
 PRUNE_MATCHED = True  # drop anchors whose signatures all matched (tests compare with False)
 
 
+@functools.cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    """`re.compile` with no bound on the cache: the guards outnumber `re`'s own cache."""
+    return re.compile(pattern)
+
+
 class _Scanner:
     """Finds candidate segments with one Aho-Corasick pass over each chunk (the anchors), then
     runs the full match only on those segments and, for wrapped lines, their neighbours."""
@@ -249,7 +255,9 @@ class _Scanner:
         self.root_rank: int | None = None
         # Per anchor word, what must follow it for one of its signatures to match there; a word
         # with a signature that needs nothing more has no guard, nor has torchrun's root word.
-        self.guards: dict[str, Callable[[str, int], re.Match[str] | None]] = {}
+        # The source only: a guard is compiled when its word is first found (_compiled), since
+        # compiling all of them took longer than scanning 20 MB.
+        self.guards: dict[str, str] = {}
         # Guarded anchors that fill ordinary logs (`loss`, `reserved`: anchors.COMMON_WORDS) are
         # found by one regular expression each, the word then its guard, which scans in C; the
         # automaton would hand every one of them to the Python loop in _hit_segments.
@@ -257,9 +265,9 @@ class _Scanner:
         for word, sigs in self.by_anchor.items():
             if word != _ROOT_WORD and all(sig.guard for sig in sigs):
                 guard = "|".join(sorted({f"(?:{sig.guard})" for sig in sigs}))
-                self.guards[word] = re.compile(guard).match
+                self.guards[word] = guard
                 if word in anchors.COMMON_WORDS and not _overlaps_itself(word):
-                    self.scanned[word] = re.compile(f"{re.escape(word)}(?={guard})")
+                    self.scanned[word] = _compiled(f"{re.escape(word)}(?={guard})")
         self.automaton = self._automaton()
         self.tokens = [sig.tokens for sig in index.signatures]
         # A `{nonfinite}` value is `nan` or `inf` in some spelling: a line with neither cannot
@@ -277,7 +285,7 @@ class _Scanner:
         # (segment, words, prev, whether the break after it held a line feed).
         self.pending: tuple[_Segment, set[str], _Segment | None, bool] | None = None
 
-    def _automaton(self) -> Any:
+    def _automaton(self) -> tuple[ahocorasick_rs.BytesAhoCorasick, list[str]] | None:
         """An automaton of the anchors still worth finding, or None when none is left."""
         live = [
             word
@@ -288,11 +296,7 @@ class _Scanner:
             live.append(_ROOT_WORD)
         if not live:
             return None
-        automaton = ahocorasick.Automaton(ahocorasick.STORE_LENGTH)
-        for word in live:
-            automaton.add_word(word)
-        automaton.make_automaton()
-        return automaton
+        return ahocorasick_rs.BytesAhoCorasick([word.encode("latin-1") for word in live]), live
 
     def feed(self, chunk: bytes) -> None:
         if self.stale:
@@ -306,10 +310,11 @@ class _Scanner:
             end = _segment_end(text, 0)
             root_pos = 0 if newline else _after_newline(text, 0)
             self._match(seg, words, prev, _Segment(text[:end], self.line), text, root_pos)
-        low = chunk.translate(_LOWER_BYTES).decode("latin-1")
+        low_bytes = chunk.translate(_LOWER_BYTES)
+        low = low_bytes.decode("latin-1")
         if self.metrics is not None:
             self.metrics.feed(text, low, self.line)
-        hits = self._hit_segments(text, low)
+        hits = self._hit_segments(text, low, low_bytes)
         for i, (start, end, line, words) in enumerate(hits):
             prev = self._previous(text, start, line, hits[i - 1][0] if i else 0)
             after = end + _separator_length(text, end)
@@ -338,12 +343,14 @@ class _Scanner:
                     _record_sighting(self.candidates, self.index, entry, sighting)
             self.metrics = None
 
-    def _hit_segments(self, text: str, low: str) -> list[tuple[int, int, int, set[str]]]:
+    def _hit_segments(
+        self, text: str, low: str, low_bytes: bytes
+    ) -> list[tuple[int, int, int, set[str]]]:
         """(start, end, line, anchor words) of each segment holding an anchor, in order; `low`
-        is `text` with ASCII letters lower-cased."""
+        is `text` with ASCII letters lower-cased, `low_bytes` the same as bytes."""
         hits: list[tuple[int, int, int, set[str]]] = []
         seg_end, counted_to, line = -1, 0, self.line
-        for start, word in self._anchors_found(low):
+        for start, word in self._anchors_found(low, low_bytes):
             if start >= seg_end:
                 lo = hits[-1][0] if hits else 0
                 seg_start = _segment_start(text, lo, start)
@@ -354,19 +361,25 @@ class _Scanner:
             hits[-1][3].add(word)
         return hits
 
-    def _anchors_found(self, low: str) -> list[tuple[int, str]]:
-        """(start, word) of each anchor in `low` whose guard holds there, by position."""
+    def _anchors_found(self, low: str, low_bytes: bytes) -> list[tuple[int, str]]:
+        """(start, word) of each anchor in `low` whose guard holds there, by position (the
+        automaton reports by end, the same order across lines, and a segment is a line)."""
         # A guard cannot see into the next chunk: in the last segment, where a wrapped phrase may
         # go on there, every anchor counts.
         tail_from = _segment_start(low, 0, len(low) - _separator_before(low, len(low)))
         found: list[tuple[int, str]] = []
         if self.automaton is not None:
+            automaton, words = self.automaton
             guards = self.guards
-            for end, length in self.automaton.iter(low):
-                start = end - length + 1
-                word = low[start : end + 1]
+            # The search runs in Rust over the bytes; only its few hits come back to Python.
+            for which, start, end in automaton.find_matches_as_indexes(low_bytes, overlapping=True):
+                word = words[which]
                 guard = guards.get(word)
-                if guard is not None and start < tail_from and guard(low, end + 1) is None:
+                if (
+                    guard is not None
+                    and start < tail_from
+                    and _compiled(guard).match(low, end) is None
+                ):
                     continue
                 found.append((start, word))
         more = len(found)

@@ -19,7 +19,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import ahocorasick
+import ahocorasick_rs
 from packaging.version import InvalidVersion, Version
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,14 +100,14 @@ def files(archive: Path):  # type: ignore[no-untyped-def]
 
 def search(archive: Path, wanted: list[Wanted]) -> dict[int, str]:
     """Index in `wanted` -> the first file of the archive that holds that signature."""
-    automaton = ahocorasick.Automaton()
-    for piece in {p for w in wanted for p in pieces(w.text)}:
-        automaton.add_word(piece, piece)
-    automaton.make_automaton()
+    # Bytes with ASCII lower-cased, as `data.lower()` gives: a piece outside Latin-1 never
+    # occurs there, so it is left out (its signature cannot be found, as before).
+    latin = sorted({p for w in wanted for p in pieces(w.text) if all(ord(c) < 256 for c in p)})
+    automaton = ahocorasick_rs.BytesAhoCorasick([p.encode("latin-1") for p in latin])
     found: dict[int, str] = {}
     for name, data in files(archive):
-        lowered = data.lower().decode("latin-1")
-        hits = {piece for _, piece in automaton.iter(lowered)}
+        matches = automaton.find_matches_as_indexes(data.lower(), overlapping=True)
+        hits = {latin[which] for which, _, _ in matches}
         if not hits:
             continue
         for n, item in enumerate(wanted):

@@ -203,8 +203,8 @@ def test_guards_skip_lines_without_the_phrase_and_keep_every_way_it_can_be_writt
     dropped = ["loss: 0.25", "loss: info", "loss:\n\nnan"]
     for text in kept + dropped:
         chunk = ("step 1\n" + text + "\nstep 2\nstep 3\n").encode()
-        low = chunk.lower().decode("latin-1")
-        hits = scanner._hit_segments(chunk.decode("latin-1"), low)
+        low = chunk.lower()
+        hits = scanner._hit_segments(chunk.decode("latin-1"), low.decode("latin-1"), low)
         found = diagnose.diagnose(index, io.BytesIO(chunk)).matches
         assert bool(hits) == (text in kept) == bool(found), text
 

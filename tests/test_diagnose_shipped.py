@@ -130,4 +130,4 @@ def test_ordinary_training_lines_reach_no_full_match() -> None:
     scanner = diagnose._Scanner(INDEX)
     # (a chunk's last segment skips the guards, as a phrase may go on in the next chunk)
     text = "\n".join(ORDINARY_LINES * 3) + "\nok\n"
-    assert scanner._hit_segments(text, text.lower()) == []
+    assert scanner._hit_segments(text, text.lower(), text.lower().encode("latin-1")) == []

@@ -102,7 +102,7 @@ SITE_STACK = ("mkdocs", "material", "jinja2", "pydantic", "yaml", "markdown", "p
 
 def test_the_user_commands_load_none_of_the_site_stack(installed: Path, elsewhere: Path) -> None:
     """`run`, `diagnose` and `explain` work from the packaged exports with the core install
-    (click, pyahocorasick); the site tools load only when one of them runs."""
+    (click, ahocorasick-rs); the site tools load only when one of them runs."""
     log = elsewhere / "train.log"
     log.write_text(MULTIRANK, encoding="utf-8")
     probe = textwrap.dedent(f"""
