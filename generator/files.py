@@ -23,6 +23,7 @@ from .yamlsource import MAX_BYTES
 
 CATEGORY_FILE = "_category.yaml"
 TAGS_FILE = "_tags.yaml"
+COMMON_FILE = "_common.yaml"  # read by common.py
 _KINDS = {
     stat.S_IFLNK: "a symbolic link",
     stat.S_IFIFO: "a FIFO (named pipe)",
@@ -113,6 +114,8 @@ def scan(entries_dir: Path) -> Layout:
                 continue
             elif depth == 1 and item.name == TAGS_FILE:
                 tags = path
+            elif depth == 1 and item.name == COMMON_FILE:
+                continue
             elif depth != 2:
                 problem(
                     path,

@@ -8,7 +8,7 @@ import os
 import stat
 from pathlib import Path
 
-from . import csp, fulltext, seo
+from . import csp, fulltext, onpage, seo
 from .link import Encyclopedia
 from .link import Page as EntryPage
 from .problems import Problem
@@ -18,7 +18,7 @@ from .tree import write_replacing
 def finish_page(html: str, entry: EntryPage | None, takes_log: bool) -> str:
     """The entry's FAQ data in the head, and the page's Content-Security-Policy: a page that
     takes a pasted log may connect nowhere."""
-    html = seo.with_faq_data(html, entry)
+    html = onpage.with_onpage(seo.with_faq_data(html, entry))
     return csp.add_policy(html, "'none'" if takes_log else "'self'")
 
 

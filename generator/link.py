@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from . import reserved, rules
@@ -97,6 +98,14 @@ class Encyclopedia:
     tag_about: dict[str, str] = field(default_factory=dict)  # from _tags.yaml, if the site has it
     # From _reproduced.json, if the site has it: the last run of each reproducer on each set.
     reproduced: Results = field(default_factory=dict)
+    common: tuple[str, ...] = ()  # from _common.yaml: the failures readers meet most, in order
+
+    @property
+    def common_pages(self) -> tuple[Page, ...]:
+        """The common failures for the home page: the listed ones, else the most linked-to."""
+        if self.common:
+            return tuple(self.pages[i] for i in self.common if i in self.pages)
+        return tuple(sorted(self.pages.values(), key=listing_key(()))[:12])
 
     @property
     def tags(self) -> dict[str, tuple[Page, ...]]:
@@ -104,12 +113,38 @@ class Encyclopedia:
         for page in self.pages.values():
             for tag in page.entry.tags:
                 by_tag[tag].append(page)
-        return {tag: tuple(by_tag[tag]) for tag in sorted(by_tag)}
+        key = listing_key(self.common)
+        return {tag: tuple(sorted(by_tag[tag], key=key)) for tag in sorted(by_tag)}
 
     def by_severity(self) -> dict[str, tuple[Page, ...]]:
-        return {
-            s: tuple(p for p in self.pages.values() if p.entry.severity == s) for s in SEVERITIES
-        }
+        ordered = sorted(self.pages.values(), key=listing_key(self.common))
+        return {s: tuple(p for p in ordered if p.entry.severity == s) for s in SEVERITIES}
+
+
+def listing_key(common: tuple[str, ...]) -> Callable[[Page], tuple[int, int, int, str]]:
+    """The one order of every list of entries: the common failures in their order, then the
+    entries more others link to, then severity, then title."""
+    place = {entry_id: n for n, entry_id in enumerate(common)}
+
+    def key(page: Page) -> tuple[int, int, int, str]:
+        return (
+            place.get(page.id, len(place)),
+            -len(page.referenced_by),
+            SEVERITIES.index(page.entry.severity),
+            page.entry.title.lower(),
+        )
+
+    return key
+
+
+def with_common(encyclopedia: Encyclopedia, common: tuple[str, ...]) -> Encyclopedia:
+    """The encyclopedia with its common failures, each category page in the listing order."""
+    key = listing_key(common)
+    categories = tuple(
+        dataclasses.replace(c, pages=tuple(sorted(c.pages, key=key)))
+        for c in encyclopedia.categories
+    )
+    return dataclasses.replace(encyclopedia, categories=categories, common=common)
 
 
 def relative_uri(from_uri: str, to_uri: str) -> str:
@@ -417,12 +452,7 @@ def link(
             c.slug,
             c.path,
             c.category,
-            tuple(
-                sorted(
-                    (p for p in pages.values() if p.category == c.slug),
-                    key=lambda p: (SEVERITIES.index(p.entry.severity), p.entry.title.lower()),
-                )
-            ),
+            tuple(sorted((p for p in pages.values() if p.category == c.slug), key=listing_key(()))),
         )
         for c in ordered
     )

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .files import CATEGORY_FILE, TAGS_FILE, Layout, display, read_regular, scan
-from .model import MAX_SLUG, Category, Entry, TagVocabulary, is_slug
+from .model import MAX_SLUG, Category, CommonFailures, Entry, TagVocabulary, is_slug
 from .problems import Problem
 from .validate import validate_record
 from .yamlsource import Source, read_source
@@ -56,6 +57,18 @@ def _read(path: Path, shown: str) -> tuple[Source, list[Problem]]:
     if raw is None:
         return Source(shown), problems
     return read_source(shown, raw)
+
+
+def read_checked(
+    path: Path, shown: str, model: type[CommonFailures]
+) -> tuple[Any, Source, list[Problem]]:
+    """Read `path` (shown as `shown`) and validate it as `model`: (record or None, the source
+    for positions, problems)."""
+    source, problems = _read(path, shown)
+    if source.data is None:
+        return None, source, problems
+    record, errors = validate_record(source, model)
+    return (record if not errors else None), source, problems + errors
 
 
 def load_category(path: Path, base: Path) -> tuple[LoadedCategory | None, list[Problem]]:

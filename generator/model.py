@@ -348,6 +348,13 @@ class TagVocabulary(Record):
     tags: Annotated[dict[StrictStr, Line], Field(min_length=1)]
 
 
+class CommonFailures(Record):
+    """`entries/_common.yaml`: the failures readers meet most, most common first. The home page
+    lists them, and category and tag pages put them ahead of the rest in this order."""
+
+    common: Annotated[tuple[Slug, ...], Field(min_length=1, max_length=40)]
+
+
 class Category(Record):
     title: Line
     description: Prose

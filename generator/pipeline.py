@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import exports
+from .common import read_common
 from .exports import RecordMemo
-from .link import Encyclopedia, check_drafts, link
+from .link import Encyclopedia, check_drafts, link, with_common
 from .load import LoadCache, load_all
 from .problems import EntryError, Problem
 from .reproduced import RESULTS_FILE, read_results
@@ -66,12 +67,14 @@ def build_encyclopedia(entries_dir: Path, cache: LoadCache | None = None) -> Enc
     # A file that failed validation still names tags and related entries: check those too.
     ids = {e.id for e in loaded.entries} | loaded.failed
     problems += check_drafts(loaded.drafts, ids, loaded.tags)
+    # The common failures, if the folder lists them: the home page and the order of every list.
+    common, common_problems = read_common(entries_dir, set(encyclopedia.pages), loaded.failed)
     # The last reproducer run, if the folder has one, for the pages to report.
     reproduced, results_problems = read_results(entries_dir / RESULTS_FILE)
-    everything = [*loaded.problems, *problems, *results_problems]
+    everything = [*loaded.problems, *problems, *common_problems, *results_problems]
     if everything:
         raise EntryError(everything)
-    return dataclasses.replace(encyclopedia, reproduced=reproduced)
+    return dataclasses.replace(with_common(encyclopedia, common), reproduced=reproduced)
 
 
 def build_site(

@@ -271,6 +271,10 @@ def unproven_signatures(entries: Sequence[Loaded]) -> list[Problem]:
 # A reader at 3 am reads the summary whole and the prose in one sitting: past these, warn.
 SUMMARY_WORDS = 80
 PROSE_WORDS = 700
+FAQ_SENTENCES = 2  # an answer longer than this belongs in a section, with the FAQ linking there
+# A sentence ends at `.`, `!` or `?` followed by a space or the end; `e.g.`-style abbreviations
+# and version numbers (no space after the dot) do not end one.
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)[.!?](?=\s|$)")
 
 
 def prose_words(entry: Entry) -> int:
@@ -305,6 +309,18 @@ def length_warnings(loaded: Loaded) -> list[Problem]:
                 f"aim for about {PROSE_WORDS}: say each thing once, where it belongs",
             )
         )
+    for i, item in enumerate(loaded.entry.faq):
+        sentences = len(_SENTENCE_END.findall(item.a.strip()))
+        if sentences > FAQ_SENTENCES:
+            warnings.append(
+                problem_at(
+                    loaded,
+                    ("faq", i, "a"),
+                    f"this FAQ answer is {sentences} sentences",
+                    f"answer in at most {FAQ_SENTENCES} and link to the section with the "
+                    "detail, or move the detail there",
+                )
+            )
     return warnings
 
 

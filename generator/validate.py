@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from .model import Category, Entry, TagVocabulary
+from .model import Category, CommonFailures, Entry, TagVocabulary
 from .problems import Problem
 from .yamlsource import Path, Source
 
@@ -223,8 +223,15 @@ def _nested_failed(errors: list[Any], error: Any) -> bool:
     )
 
 
+_FIRST_LINE: dict[type, str] = {
+    TagVocabulary: "start the file with `tags:`",
+    CommonFailures: "start the file with `common:` and list entry ids under it",
+}
+
+
 def validate_record(
-    source: Source, model: type[Entry] | type[Category] | type[TagVocabulary]
+    source: Source,
+    model: type[Entry] | type[Category] | type[TagVocabulary] | type[CommonFailures],
 ) -> tuple[Any, list[Problem]]:
     """Validate the data of `source` as `model`; returns (record or None, problems)."""
     if not isinstance(source.data, dict):
@@ -234,9 +241,7 @@ def validate_record(
                 1,
                 1,
                 f"file holds {_yaml_kind(source.data)}, not a mapping of fields",
-                "start the file with `tags:`"
-                if model is TagVocabulary
-                else "start the file with `title: ...`",
+                _FIRST_LINE.get(model, "start the file with `title: ...`"),
             )
         ]
     try:

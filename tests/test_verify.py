@@ -240,3 +240,22 @@ def test_check_warns_of_long_prose_without_failing(tmp_path: Path) -> None:
     whole = CliRunner().invoke(main, ["check", "--entries", str(entries)])
     assert whole.exit_code == 0 and "1 length warning(s) in 1 entries" in whole.output
     assert "warning: the summary is" not in whole.output
+
+
+def test_check_warns_of_a_faq_answer_of_more_than_two_sentences(tmp_path: Path) -> None:
+    """Abbreviations and version numbers do not end a sentence; a third sentence warns."""
+    entries = tmp_path / "entries"
+    shutil.copytree(FIXTURE, entries)
+    path = entries / "memory" / "alpha-oom.yaml"
+    text = path.read_text()
+    answer = "    a: It lowers the peak; check `max_memory_allocated` after the change.\n"
+    assert answer in text
+    two = "    a: It lowers the peak in 2.4, e.g. for bf16. Check it after the change.\n"
+    path.write_text(text.replace(answer, two))
+    quiet = CliRunner().invoke(main, ["check", "--entries", str(entries), str(path)])
+    assert "FAQ answer" not in quiet.output, quiet.output
+    three = "    a: It lowers the peak. Check it after the change! Does it hold? Yes.\n"
+    path.write_text(text.replace(answer, three))
+    named = CliRunner().invoke(main, ["check", "--entries", str(entries), str(path)])
+    assert named.exit_code == 0, named.output
+    assert "warning: this FAQ answer is 4 sentences; answer in at most 2" in named.output
