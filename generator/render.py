@@ -243,6 +243,7 @@ def each_page(
         tuple(c.category for c in enc.categories),
         tuple((p.category, p.entry) for p in enc.pages.values()),
         tuple(sorted(enc.tag_about.items())),
+        enc.common,
     )
 
     def add(

@@ -90,6 +90,10 @@ def test_invisible_and_control_characters_are_refused_everywhere(
             assert not item.accepted, item.placement.field
 
 
+# The <details> the entry template writes (entry.md.j2, onpage.py); entry text cannot set a class.
+GENERATOR_DETAILS = {"enc-onpage", "enc-more"}
+
+
 class _Page(HTMLParser):
     """The text a browser shows and the markup found inside the page's <article>."""
 
@@ -122,11 +126,15 @@ class _Page(HTMLParser):
                 )
             ):
                 self.problems.append(f"<{tag} {name}={value!r}>")
-        # content tabs are radio buttons, task lists disabled checkboxes: both the generator's
-        own = tag == "input" and (
-            values.get("type") == "radio"
-            or (values.get("type") == "checkbox" and "disabled" in values)
-        )
+        # content tabs are radio buttons, task lists disabled checkboxes, and the folded lists
+        # ("On this page", more backlinks) details of the generator's classes: all its own
+        own = (
+            tag == "input"
+            and (
+                values.get("type") == "radio"
+                or (values.get("type") == "checkbox" and "disabled" in values)
+            )
+        ) or (tag == "details" and values.get("class") in GENERATOR_DETAILS)
         if self.depth and tag in FORBIDDEN_IN_CONTENT | {"input"} and not own:
             self.problems.append(f"<{tag}> in the content")
         if tag == "meta" and (values.get("http-equiv") or "").lower() == "refresh":
