@@ -84,12 +84,17 @@ FIXTURE = ROOT / "tests" / "fixtures" / "site" / "entries"
 ALPHA = "entries/memory/alpha-oom.yaml"
 
 
-def _entries(tmp_path: Path, signature: str, file: str, version: str, applies: str) -> Path:
-    """The fixture entries with a sourced signature and an `applies_to` line added to one."""
+def _alpha(tmp_path: Path) -> tuple[Path, Path, str]:
+    """A copy of the fixture entries, its alpha-oom entry file and that file's text."""
     entries = tmp_path / "entries"
     shutil.copytree(FIXTURE, entries)
     path = entries / "memory" / "alpha-oom.yaml"
-    text = path.read_text()
+    return entries, path, path.read_text()
+
+
+def _entries(tmp_path: Path, signature: str, file: str, version: str, applies: str) -> Path:
+    """The fixture entries with a sourced signature and an `applies_to` line added to one."""
+    entries, path, text = _alpha(tmp_path)
     sourced = (
         f'  - text: "{signature}"\n'
         f'    source: {{package: standin, version: "{version}", file: {file}}}\n'
@@ -155,10 +160,7 @@ def test_an_uncached_answer_offline_is_its_own_exit_code(tmp_path: Path) -> None
 
 
 def test_check_asks_each_primary_signature_for_a_log_or_a_source(tmp_path: Path) -> None:
-    entries = tmp_path / "entries"
-    shutil.copytree(FIXTURE, entries)
-    path = entries / "memory" / "alpha-oom.yaml"
-    text = path.read_text()
+    entries, path, text = _alpha(tmp_path)
     unproven = '  - "an error no log of this entry holds"\n'
     path.write_text(text.replace("\nsignatures:\n", "\nsignatures:\n" + unproven, 1))
     result = CliRunner().invoke(main, ["check", "--entries", str(entries)])
@@ -228,10 +230,7 @@ def test_a_signature_shared_with_a_related_entry_is_proven_by_its_log(tmp_path: 
 
 
 def test_check_warns_of_long_prose_without_failing(tmp_path: Path) -> None:
-    entries = tmp_path / "entries"
-    shutil.copytree(FIXTURE, entries)
-    path = entries / "memory" / "alpha-oom.yaml"
-    text = path.read_text()
+    entries, path, text = _alpha(tmp_path)
     long_summary = "summary: " + " ".join(["word"] * 90) + "\n"
     path.write_text(text.replace(text.split("\n")[1] + "\n", long_summary, 1))
     named = CliRunner().invoke(main, ["check", "--entries", str(entries), str(path)])
@@ -244,10 +243,7 @@ def test_check_warns_of_long_prose_without_failing(tmp_path: Path) -> None:
 
 def test_check_warns_of_a_faq_answer_of_more_than_two_sentences(tmp_path: Path) -> None:
     """Abbreviations and version numbers do not end a sentence; a third sentence warns."""
-    entries = tmp_path / "entries"
-    shutil.copytree(FIXTURE, entries)
-    path = entries / "memory" / "alpha-oom.yaml"
-    text = path.read_text()
+    entries, path, text = _alpha(tmp_path)
     answer = "    a: It lowers the peak; check `max_memory_allocated` after the change.\n"
     assert answer in text
     two = "    a: It lowers the peak in 2.4, e.g. for bf16. Check it after the change.\n"
