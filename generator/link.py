@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import posixpath
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -135,16 +134,6 @@ def listing_key(common: tuple[str, ...]) -> Callable[[Page], tuple[int, int, int
         )
 
     return key
-
-
-def with_common(encyclopedia: Encyclopedia, common: tuple[str, ...]) -> Encyclopedia:
-    """The encyclopedia with its common failures, each category page in the listing order."""
-    key = listing_key(common)
-    categories = tuple(
-        dataclasses.replace(c, pages=tuple(sorted(c.pages, key=key)))
-        for c in encyclopedia.categories
-    )
-    return dataclasses.replace(encyclopedia, categories=categories, common=common)
 
 
 def relative_uri(from_uri: str, to_uri: str) -> str:
@@ -421,9 +410,11 @@ def link(
     broken: frozenset[str] = frozenset(),
     tags: LoadedTags | None = None,
     rule_memo: rules.RuleMemo | None = None,
+    common: tuple[str, ...] = (),
 ) -> tuple[Encyclopedia, list[Problem]]:
     """Check what spans entries and build the encyclopedia; problems are returned, not raised.
-    `broken` holds the ids of entry files that failed validation; `tags` is the vocabulary."""
+    `broken` holds the ids of entry files that failed validation; `tags` is the vocabulary;
+    `common` the ids of _common.yaml (common.py checked them), which lead every list."""
     ids = {loaded.id for loaded in entries}
     problems = _check_ids(entries)
     for loaded in entries:
@@ -447,18 +438,19 @@ def link(
         for i, e in by_id.items()
     }
     ordered = sorted(categories, key=lambda c: (c.category.order, c.slug))
+    order = listing_key(common)
     category_pages = tuple(
         CategoryPage(
             c.slug,
             c.path,
             c.category,
-            tuple(sorted((p for p in pages.values() if p.category == c.slug), key=listing_key(()))),
+            tuple(sorted((p for p in pages.values() if p.category == c.slug), key=order)),
         )
         for c in ordered
     )
     aliases = {alias: page for page in pages.values() for alias in page.entry.aliases}
     tag_about = dict(sorted(tags.about.items())) if tags else {}
-    return Encyclopedia(category_pages, pages, aliases, tag_about), problems
+    return Encyclopedia(category_pages, pages, aliases, tag_about, common=common), problems
 
 
 __all__ = ["Encyclopedia", "Page", "CategoryPage", "Link", "Related", "link", "check_drafts"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from .files import CATEGORY_FILE, TAGS_FILE, Layout, display, read_regular, scan
 from .model import MAX_SLUG, Category, CommonFailures, Entry, TagVocabulary, is_slug
@@ -59,25 +59,24 @@ def _read(path: Path, shown: str) -> tuple[Source, list[Problem]]:
     return read_source(shown, raw)
 
 
+_Record = TypeVar("_Record", Category, TagVocabulary, CommonFailures)
+
+
 def read_checked(
-    path: Path, shown: str, model: type[CommonFailures]
-) -> tuple[Any, Source, list[Problem]]:
+    path: Path, shown: str, model: type[_Record]
+) -> tuple[_Record | None, Source, list[Problem]]:
     """Read `path` (shown as `shown`) and validate it as `model`: (record or None, the source
     for positions, problems)."""
     source, problems = _read(path, shown)
     if source.data is None:
         return None, source, problems
     record, errors = validate_record(source, model)
-    return (record if not errors else None), source, problems + errors
+    return record, source, problems + errors
 
 
 def load_category(path: Path, base: Path) -> tuple[LoadedCategory | None, list[Problem]]:
     shown = display(path, base)
-    source, problems = _read(path, shown)
-    if source.data is None:
-        return None, problems
-    record, errors = validate_record(source, Category)
-    problems += errors
+    record, _, problems = read_checked(path, shown, Category)
     if record is None or problems:
         return None, problems
     return LoadedCategory(path.parent.name, shown, record), []
@@ -88,11 +87,7 @@ def load_tags(path: Path | None, base: Path) -> tuple[LoadedTags | None, list[Pr
     if path is None:
         return None, []
     shown = display(path, base)
-    source, problems = _read(path, shown)
-    if source.data is None:
-        return None, problems
-    record, errors = validate_record(source, TagVocabulary)
-    problems += errors
+    record, source, problems = read_checked(path, shown, TagVocabulary)
     if record is None:
         return None, problems
     for tag in record.tags:

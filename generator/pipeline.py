@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from . import exports
 from .common import read_common
 from .exports import RecordMemo
-from .link import Encyclopedia, check_drafts, link, with_common
+from .link import Encyclopedia, check_drafts, link
 from .load import LoadCache, load_all
 from .problems import EntryError, Problem
 from .reproduced import RESULTS_FILE, read_results
@@ -59,22 +59,22 @@ def build_encyclopedia(entries_dir: Path, cache: LoadCache | None = None) -> Enc
         )
     # Load: read and validate each file on its own; the files that failed are named, not guessed.
     loaded = load_all(entries_dir, cache)
+    # The common failures, if the folder lists them: the home page and the order of every list.
+    loaded_ids = {e.id for e in loaded.entries}
+    common, common_problems = read_common(entries_dir, loaded_ids, loaded.failed)
     # Link: the checks that span entries (ids, related links, tags, signatures), and the graph.
     memo = cache.rule_problems if cache else None
     encyclopedia, problems = link(
-        loaded.categories, loaded.entries, loaded.failed, loaded.tags, memo
+        loaded.categories, loaded.entries, loaded.failed, loaded.tags, memo, common
     )
     # A file that failed validation still names tags and related entries: check those too.
-    ids = {e.id for e in loaded.entries} | loaded.failed
-    problems += check_drafts(loaded.drafts, ids, loaded.tags)
-    # The common failures, if the folder lists them: the home page and the order of every list.
-    common, common_problems = read_common(entries_dir, set(encyclopedia.pages), loaded.failed)
+    problems += check_drafts(loaded.drafts, loaded_ids | loaded.failed, loaded.tags)
     # The last reproducer run, if the folder has one, for the pages to report.
     reproduced, results_problems = read_results(entries_dir / RESULTS_FILE)
     everything = [*loaded.problems, *problems, *common_problems, *results_problems]
     if everything:
         raise EntryError(everything)
-    return dataclasses.replace(with_common(encyclopedia, common), reproduced=reproduced)
+    return dataclasses.replace(encyclopedia, reproduced=reproduced)
 
 
 def build_site(
