@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import html
 import logging
 import os
 import subprocess
@@ -30,7 +29,7 @@ from .lean import Spool, Stash
 from .link import Encyclopedia
 from .link import Page as EntryPage
 from .pipeline import build_encyclopedia, build_site, export_files
-from .preview import Preview, Site, fingerprint
+from .preview import Preview, PreviewFile, Site, fingerprint, remove_output
 from .problems import EntryError, Problem
 from .render import TEMPLATES, each_page
 
@@ -52,37 +51,6 @@ class EncyclopediaConfig(base.Config):  # type: ignore[no-untyped-call]
     full_text = c.Type(bool, default=True)
     """Index the built site with Pagefind for the search box (off: the box matches error
     signatures only)."""
-
-
-def problems_banner(problems: tuple[Problem, ...]) -> str:
-    """The notice every page shows under `mkdocs serve` while an entry is broken. Problems quote
-    contributor text, so every line is HTML-escaped."""
-    items = "".join(f"<li><code>{html.escape(str(p))}</code></li>" for p in problems)
-    count = len(problems)
-    return (
-        '<div class="admonition failure enc-problems" role="alert">'
-        f'<p class="admonition-title">{count} problem{"s" if count != 1 else ""} in entries: '
-        "this preview shows the last version that built; fix these and it reloads</p>"
-        f"<ul>{items}</ul></div>"
-    )
-
-
-class PreviewFile(File):
-    """A page or file of a preview (`mkdocs serve --dirty`) that says itself whether it must
-    be rebuilt: MkDocs would rebuild every generated file on every edit."""
-
-    modified = True
-
-    def is_modified(self) -> bool:
-        return self.modified
-
-
-def _after(page: str, marker: str, insert: str) -> str:
-    at = page.find(marker)
-    if at < 0:
-        return page
-    end = page.index(">", at) + 1
-    return page[:end] + insert + page[end:]
 
 
 # How often a dirty preview looks for edits to entries. MkDocs polls what it watches every 0.5 s,
@@ -156,9 +124,9 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
         # A one-off build's generated files on disk, and its pages' HTML until written (lean.py).
         self.spool: Spool | None = None
         self.stash = Stash()
-        self.problems_shown = False
         self.indexer: subprocess.Popen[bytes] | None = None
         self.nav: Navigation | None = None
+        self.server: Any = None  # the preview's server, once serving
 
     def _path(self, config: MkDocsConfig, value: str) -> Path:
         root = Path(config.config_file_path or ".").resolve().parent
@@ -199,13 +167,23 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
             for problem in problems:
                 log.error(str(problem))
             raise PluginError(f"{summary}; nothing was built") from None
-        # A preview keeps answering: the last good site, each page naming the problems. They
-        # go to the terminal as plain lines, since MkDocs would count logged errors and abort
-        # the rebuild in strict mode, leaving every request hanging.
+        # A preview keeps answering: the last good site, each served page naming the problems.
+        self.encyclopedia = self.last_good or EMPTY
+        self.broken(problems)
+
+    def broken(self, problems: tuple[Problem, ...]) -> None:
+        """Name the problems in the terminal and, from the next page served, on every page. They
+        go to the terminal as plain lines, since MkDocs would count logged errors and abort the
+        rebuild in strict mode, leaving every request hanging."""
         for problem in problems:
             print(problem, file=sys.stderr)
-        print(f"{summary}; the preview shows the last version that built", file=sys.stderr)
-        self.encyclopedia, self.problems = self.last_good or EMPTY, problems
+        count = len(problems)
+        print(
+            f"{count} problem{'s' if count != 1 else ''} in entries; "
+            "the preview shows the last version that built",
+            file=sys.stderr,
+        )
+        self.problems = problems
 
     def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
         assert self.encyclopedia is not None, "on_pre_build runs first"
@@ -236,35 +214,15 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
         # A dirty build writes what changed and deletes nothing: a page no longer generated (a
         # renamed or removed entry) would be served until a restart.
         for name in set(self.preview.built) - set(generated):
-            gone = Path(File.generated(config, name, content="").abs_dest_path)
-            if gone.is_file() and not gone.is_symlink():
-                gone.unlink()
-                with contextlib.suppress(OSError):  # its folder, when nothing else is in it
-                    gone.parent.rmdir()
+            remove_output(Path(File.generated(config, name, content="").abs_dest_path))
             del self.preview.built[name]
-        # A dirty preview rebuilds a generated file only when its content changed; every page
-        # when the problem banner appears or goes, since it is on every page.
-        everything = bool(self.problems) or self.problems_shown
-        self.problems_shown = bool(self.problems)
+        # A dirty preview rebuilds a generated file only when its content changed.
         for name, content in generated.items():
             file = PreviewFile.generated(config, name, content=content)
             assert isinstance(file, PreviewFile)
-            file.modified = everything or self.preview.built.get(name) != content
+            file.modified = self.preview.built.get(name) != content
             self.preview.built[name] = content
             files.append(file)
-        if everything:
-            for file in list(files.documentation_pages()):
-                if not isinstance(file, PreviewFile):
-                    files.remove(file)
-                    files.append(
-                        PreviewFile(
-                            file.src_uri,
-                            file.src_dir,
-                            file.dest_dir,
-                            config.use_directory_urls,
-                            inclusion=file.inclusion,
-                        )
-                    )
         return files
 
     def _spooled(self, files: Files, config: MkDocsConfig, enc: Encyclopedia) -> Files:
@@ -317,10 +275,9 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
             self.spool = None
 
     def _quick_rebuild(self) -> bool:
-        """The preview's quick rebuild (preview.Preview.quick), unless a problem banner shows:
-        taking it down needs every page."""
+        """The preview's quick rebuild (preview.Preview.quick), with this plugin as its host."""
         last = self.preview.last
-        if last is None or self.problems:
+        if last is None:
             return False
         config = last.config
         site = Site(
@@ -329,16 +286,19 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
             self.config.edit_url,
             config.site_url or "/",
         )
-        return self.preview.quick(
-            site,
-            fingerprint(self._inputs(config)),
-            self._showing,
-            lambda built: self.on_post_build(config=built),
-        )
+        return self.preview.quick(site, fingerprint(self._inputs(config)), self)
 
-    def _showing(self, enc: Encyclopedia) -> None:
+    # The quick rebuild's host (preview.Host): `broken` is above.
+    def showing(self, enc: Encyclopedia) -> None:
         self.encyclopedia = self.last_good = enc
         self.entry_pages = {p.src_uri: p for p in enc.pages.values()}
+        self.problems = ()
+
+    def indexed(self, config: MkDocsConfig) -> None:
+        self.on_post_build(config=config)
+
+    def reload(self) -> None:
+        _want_rebuild(self.server)
 
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         self._drop_spool()
@@ -364,10 +324,6 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
     ) -> str:
         for script in csp.unallowed_scripts(output):
             log.warning(f"{where}: an inline script the page policy blocks: {script[:80]!r}")
-        if self.problems:
-            banner = problems_banner(self.problems)
-            marked = _after(output, "<article", banner)
-            output = marked if marked != output else _after(output, "<body", banner)
         return finish_page(output, entry, takes_log)
 
     def on_page_content(
@@ -395,7 +351,9 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
         return self._finish(output_content, template_name, False)
 
     def on_serve(self, server: Any, *, config: MkDocsConfig, builder: Any) -> Any:
-        livereload.install(server)  # a poller the page policy lets run, not an inline script
+        # A poller the page policy lets run, not an inline script; the problems banner.
+        livereload.install(server, lambda: self.problems)
+        self.server = server
         if self.dirty:
             server.builder = self.preview.builds.builder(server.builder, self._quick_rebuild)
         entries = str(self._path(config, self.config.entries_dir))

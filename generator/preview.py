@@ -3,26 +3,29 @@ files whose content changed, through MkDocs' own page build, instead of a whole 
 
 A dirty build of MkDocs still reads the config again, lists and sorts every file, builds the
 navigation and reads every page's state: about 2 s at 1,000 entries before any page is written.
-When only entries changed and the site keeps its shape (the same generated files, the same
-categories in the navigation), nothing but the generated files can differ, and each of those is
-rebuilt exactly as the full build builds it. Anything else (a broken entry, a new or removed
-entry, a renamed category, an edit to mkdocs.yml, a hand-written page, a template or the
+When only entries changed and the navigation keeps its categories, nothing but the generated
+files can differ, and each of those is rebuilt exactly as the full build builds it: a new entry
+gets its page (a file and page of the last build's kind), a removed one loses its page and its
+output. An edit that breaks an entry rebuilds nothing: the site stays as it last built and the
+server names the problems on every page it serves (livereload.py). Anything else (a category
+added, removed or renamed, an edit to mkdocs.yml, a hand-written page, a template or the
 theme's overrides) takes the full build.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.plugins import get_plugin_logger
-from mkdocs.structure.files import Files
+from mkdocs.structure.files import File, Files, set_exclusions
 from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 
@@ -30,7 +33,7 @@ from .link import Encyclopedia
 from .load import LoadCache
 from .model import Entry
 from .pipeline import Reuse, build_encyclopedia, export_files, render_pages
-from .problems import EntryError
+from .problems import EntryError, Problem
 
 log = get_plugin_logger("generator.plugin")
 
@@ -57,22 +60,53 @@ def fingerprint(paths: Iterable[Path]) -> Fingerprint:
     return tuple(found)
 
 
+class PreviewFile(File):
+    """A page or file of a preview (`mkdocs serve --dirty`) that says itself whether it must
+    be rebuilt: MkDocs would rebuild every generated file on every edit."""
+
+    modified = True
+
+    def is_modified(self) -> bool:
+        return self.modified
+
+
+Categories = tuple[tuple[str, str], ...]
+
+
 @dataclass(frozen=True)
 class LastBuild:
-    """What the last full build of a preview left, for the quick rebuilds that follow it."""
+    """What the last full build of a preview left, for the quick rebuilds that follow it. The
+    record is never replaced by a quick rebuild; `files` is MkDocs' own collection, which a
+    quick rebuild keeps in step with the pages it adds and removes."""
 
     config: MkDocsConfig
     files: Files
     nav: Navigation
     env: Any  # the theme's jinja2.Environment after every plugin's `on_env`
     inputs: Fingerprint  # the files besides the entries the build read
-    shape: tuple[Any, ...]  # what a quick rebuild cannot change: see `shape`
+    categories: Categories  # what a quick rebuild cannot change: see `categories`
 
 
-def shape(enc: Encyclopedia, pages: dict[str, str]) -> tuple[Any, ...]:
-    """What a quick rebuild cannot change: the generated pages there are, and the categories
-    the navigation shows."""
-    return (frozenset(pages), tuple((c.slug, c.category.title) for c in enc.categories))
+def categories(enc: Encyclopedia) -> Categories:
+    """The categories the navigation shows: a change to them takes the full build."""
+    return tuple((c.slug, c.category.title) for c in enc.categories)
+
+
+class Host(Protocol):
+    """What the quick rebuild tells the plugin that serves the preview."""
+
+    def showing(self, enc: Encyclopedia) -> None:
+        """The encyclopedia the site now shows (every entry valid)."""
+
+    def broken(self, problems: tuple[Problem, ...]) -> None:
+        """An edit broke entries: the site stays as it was; name the problems."""
+
+    def indexed(self, config: MkDocsConfig) -> None:
+        """Every page and file is written: index the site for search."""
+
+    def reload(self) -> None:
+        """Ask the server to reload the open pages (it calls `quick` again, which then only
+        says yes)."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +122,36 @@ class Site:
 def _full_because(reason: str) -> bool:
     log.debug(f"full rebuild: {reason}")
     return False
+
+
+def remove_output(path: Path) -> None:
+    """Delete a generated file's output, and its folder when nothing else is in it (a dirty
+    build deletes nothing, so a page no longer generated would be served until a restart)."""
+    if path.is_file() and not path.is_symlink():
+        path.unlink()
+        with contextlib.suppress(OSError):
+            path.parent.rmdir()
+
+
+def add_pages(last: LastBuild, pages: dict[str, str]) -> None:
+    """New generated pages (a new entry, a new tag), added to the last build's files as the
+    full build adds them, each with the page MkDocs gives a file that is not in the nav."""
+    config = last.config
+    made = [PreviewFile.generated(config, name, content=text) for name, text in pages.items()]
+    set_exclusions(made, config)
+    for file in made:
+        last.files.append(file)
+        Page(None, file, config)
+
+
+def remove_pages(last: LastBuild, names: Iterable[str]) -> None:
+    """Generated pages no longer made (a removed or renamed entry): out of the files, and
+    their output deleted."""
+    for name in names:
+        file = last.files.get_file_from_path(name)
+        if file is not None:
+            last.files.remove(file)
+            remove_output(Path(file.abs_dest_path))
 
 
 def write_pages(last: LastBuild, changed: dict[str, str]) -> None:
@@ -167,51 +231,70 @@ class Preview:
         self.built: dict[str, str] = {}
         self.last: LastBuild | None = None
         self.shown: dict[str, Entry] = {}  # the record each entry page was last built from
+        self.pages: frozenset[str] = frozenset()  # the generated pages the site has
         self._inputs: Fingerprint | None = None
-        self._shape: tuple[Any, ...] | None = None
+        self._categories: Categories | None = None
+        # The entries folder as the last quick rebuild read it, and whether the next call only
+        # reloads the open pages (the second half asks for it when it has written everything).
+        self._entries_read: Fingerprint | None = None
+        self._reload_only = False
 
     def started(self, inputs: Fingerprint) -> None:
-        self.last, self._inputs, self._shape = None, inputs, None
+        self.last, self._inputs, self._categories = None, inputs, None
 
     def generated(self, enc: Encyclopedia, pages: dict[str, str]) -> None:
-        self._shape = shape(enc, pages)
+        self._categories = categories(enc)
         self.shown = {p.id: p.entry for p in enc.pages.values()}
+        self.pages = frozenset(pages)
 
     def finished(self, config: MkDocsConfig, files: Files, nav: Navigation, env: Any) -> None:
-        if self._inputs is not None and self._shape is not None:
-            self.last = LastBuild(config, files, nav, env, self._inputs, self._shape)
+        if self._inputs is not None and self._categories is not None:
+            self.last = LastBuild(config, files, nav, env, self._inputs, self._categories)
 
     def failed(self) -> None:
         self.last = None
 
-    def quick(
-        self,
-        site: Site,
-        inputs: Fingerprint,
-        showing: Callable[[Encyclopedia], None],
-        indexed: Callable[[MkDocsConfig], None],
-    ) -> bool:
+    def quick(self, site: Site, inputs: Fingerprint, host: Host) -> bool:
         """Rebuild after an edit to entries alone, in two halves: first the pages of the entries
-        whose records changed (then the browser reloads and shows the edit), then, in the
-        background, every other page and file that changed with them, then `indexed`. False
-        when the change needs the full build. `showing` learns the encyclopedia now shown."""
+        whose records changed or that are new (then the browser reloads and shows the edit),
+        then, in the background, every other page and file that changed with them, then the
+        search index and a second reload. An edit that breaks entries writes nothing and has
+        the host name the problems. False when the change needs the full build."""
         start = time.perf_counter()
         last = self.last
         if last is None:
             return _full_because("the last build did not go through")
         if inputs != last.inputs:
             return _full_because("a file besides the entries changed")
+        entries_now = fingerprint([site.entries])
+        if self._reload_only and entries_now == self._entries_read:
+            self._reload_only = False
+            return True  # nothing to build: the server reloads the open pages
+        self._reload_only, self._entries_read = False, entries_now
         try:
             enc = build_encyclopedia(site.entries, self.cache)
-        except EntryError:
-            return _full_because("an entry is broken: every page shows the problems")
+        except EntryError as err:
+            host.broken(tuple(err.problems))
+            log.info(f"Problems named in {time.perf_counter() - start:.2f} s; nothing rebuilt")
+            return True
         rendered = render_pages(enc, site.edit_url, site.overrides, self.reuse)
         pages = {p.src_uri: p.markdown for p in rendered}
-        if shape(enc, pages) != last.shape:
-            return _full_because("pages were added or removed, or a category renamed")
-        showing(enc)
+        if categories(enc) != last.categories:
+            return _full_because("a category was added, removed or renamed")
+        host.showing(enc)
         edited = {p.src_uri for p in enc.pages.values() if self.shown.get(p.id) is not p.entry}
         self.shown = {p.id: p.entry for p in enc.pages.values()}
+        gone = self.pages - pages.keys()
+        new = {n: text for n, text in pages.items() if n not in self.pages}
+        try:
+            remove_pages(last, gone)
+            add_pages(last, new)
+        except Exception as err:  # the full build starts again from the files as they are
+            self.last = None
+            return _full_because(f"pages could not be added or removed: {err}")
+        for name in gone:
+            self.built.pop(name, None)
+        self.pages = frozenset(pages)
         changed = {n: text for n, text in pages.items() if self.built.get(n) != text}
         first = {n: text for n, text in changed.items() if n in edited}
         try:
@@ -237,7 +320,10 @@ class Preview:
             self.built.update(pages_left | files_left)
             count, took = len(pages_left) + len(files_left), time.perf_counter() - shown
             log.info(f"Pages and files that show them rebuilt: {count} in {took:.2f} s")
-            indexed(last.config)
+            if count:  # the open pages may show what changed: reload them again
+                self._reload_only = True
+                host.reload()
+            host.indexed(last.config)
 
         self.builds.later(rest)
         return True
@@ -246,11 +332,16 @@ class Preview:
 __all__ = [
     "Builds",
     "Fingerprint",
+    "Host",
     "LastBuild",
     "Preview",
+    "PreviewFile",
     "Site",
+    "add_pages",
+    "categories",
     "fingerprint",
-    "shape",
+    "remove_output",
+    "remove_pages",
     "write_files",
     "write_pages",
 ]

@@ -238,10 +238,12 @@ def each_page(
     preview keeps the records of unchanged files, so comparing keys is cheap (a tuple compares
     the same record by identity first) and a rebuild renders only pages whose inputs changed."""
     env = environment(override_dir)
-    # What the pages that show the whole encyclopedia (home, overviews) are rendered from.
+    # What the pages that show the whole encyclopedia (home, overviews) are rendered from. Each
+    # entry goes in with its category and id: a record does not hold its id (the file name
+    # does), so a renamed file's record equals the old one.
     everything = (
         tuple(c.category for c in enc.categories),
-        tuple((p.category, p.entry) for p in enc.pages.values()),
+        tuple((p.category, p.id, p.entry) for p in enc.pages.values()),
         tuple(sorted(enc.tag_about.items())),
         enc.common,
     )
@@ -281,7 +283,7 @@ def each_page(
     for tag, tagged in tags.items():
         about = enc.tag_about.get(tag)
         for pager, shown in paginate(f"tags/{tag}.md", tagged):
-            key = (tag, about, pager, tuple((p.category, p.entry) for p in shown), titles)
+            key = (tag, about, pager, tuple((p.category, p.id, p.entry) for p in shown), titles)
             yield add(
                 "tag.md.j2",
                 pager.uris[pager.number - 1],
@@ -297,7 +299,7 @@ def each_page(
             yield add(
                 "category.md.j2",
                 pager.uris[pager.number - 1],
-                (category.category, pager, tuple(p.entry for p in shown)),
+                (category.category, pager, tuple((p.id, p.entry) for p in shown)),
                 category.path if pager.number == 1 else None,
                 category=category,
                 shown=shown,

@@ -64,7 +64,7 @@ def start_serving(
 @pytest.mark.parametrize("mode", [[], ["--dirty"]], ids=["full-rebuilds", "dirty-as-make-serve"])
 def test_serve_reloads_entries(tmp_path: Path, mode: list[str]) -> None:
     """With `--dirty` (as `make serve` runs it) a rebuild writes only the pages whose content
-    changed, except while a problem banner appears or goes: then every page."""
+    changed; in both modes the server adds the problem banner to every page it serves."""
     entries, server, site, log = start_serving(tmp_path, mode)
     entry = entries / "memory" / "alpha-oom.yaml"
     url = site + "memory/alpha-oom/"
@@ -103,7 +103,8 @@ def test_serve_reloads_entries(tmp_path: Path, mode: list[str]) -> None:
 
 def test_dirty_preview_rebuilds_an_edit_to_entries_quickly(tmp_path: Path) -> None:
     """An edit to one entry rebuilds its own page first (then the browser reloads), then every
-    page and file that shows it, without a full build; a new entry takes the full build."""
+    page and file that shows it; a new, renamed or removed entry and an edit that breaks an
+    entry take the same quick path: none of them a full build."""
     entries, server, site, log = start_serving(tmp_path, ["--dirty"])
     alpha = entries / "memory" / "alpha-oom.yaml"
     try:
@@ -121,9 +122,8 @@ def test_dirty_preview_rebuilds_an_edit_to_entries_quickly(tmp_path: Path) -> No
         text = log.read_text()
         assert "Edited pages rebuilt: 1 in" in text
         assert "Pages and files that show them rebuilt:" in text
-        assert text.count("Documentation built") == 1, "the edit took a full build"
 
-        # A new entry adds pages: the full build.
+        # A new entry: its page, then its category's list and the exports.
         new = entries / "memory" / "delta-new.yaml"
         new.write_text(
             alpha.read_text()
@@ -133,12 +133,30 @@ def test_dirty_preview_rebuilds_an_edit_to_entries_quickly(tmp_path: Path) -> No
             .replace("alpha_kernel_launch", "delta_kernel_launch")
         )
         wait_for(lambda: "Delta brand new" in (fetch(site + "memory/delta-new/") or ""), "new")
-        assert log.read_text().count("Documentation built") == 2
-        # A renamed entry's old page goes: a dirty build deletes what is no longer generated.
+        wait_for(lambda: "Delta brand new" in (fetch(site + "memory/") or ""), "in its category")
+        wait_for(lambda: "delta-new" in (fetch(site + "api/entries.json") or ""), "exported")
+        # A renamed entry's old page goes.
         new.rename(entries / "memory" / "delta-renamed.yaml")
         wait_for(lambda: "Delta brand new" in (fetch(site + "memory/delta-renamed/") or ""), "mv")
         wait_for(lambda: fetch(site + "memory/delta-new/") is None, "the old page gone")
-        assert "Aborted" not in log.read_text()
+        wait_for(lambda: "delta-new/" not in (fetch(site + "memory/") or ""), "the old link gone")
+        # A removed one too, with its line in the category list.
+        (entries / "memory" / "delta-renamed.yaml").unlink()
+        wait_for(lambda: fetch(site + "memory/delta-renamed/") is None, "the removed page gone")
+        wait_for(lambda: "Delta brand new" not in (fetch(site + "memory/") or ""), "unlisted")
+
+        # An edit that breaks the entry: the problem on every page, nothing rebuilt.
+        good = alpha.read_text()
+        alpha.write_text(good.replace("severity: high", "severity: hihg", 1))
+        wait_for(lambda: "hihg" in (fetch(site + "memory/") or ""), "the banner")
+        assert "Alpha quickly edited" in (fetch(site + "memory/alpha-oom/") or "")
+        assert "memory/alpha-oom.yaml:" in log.read_text(), "the terminal names the problem"
+        alpha.write_text(good.replace("Alpha quickly edited", "Alpha mended"))
+        wait_for(lambda: "Alpha mended" in (fetch(site + "memory/alpha-oom/") or ""), "the fix")
+        wait_for(lambda: "enc-problems" not in (fetch(site) or ""), "the banner gone")
+        text = log.read_text()
+        assert text.count("Documentation built") == 1, "an edit took the full build"
+        assert "Aborted" not in text
     finally:
         server.terminate()
         server.wait(timeout=10)
@@ -168,8 +186,9 @@ def test_an_entries_folder_that_goes_and_comes_back_is_watched_again(tmp_path: P
 @pytest.mark.browser
 def test_the_open_page_reloads_itself_under_its_policy(tmp_path: Path, chromium: Any) -> None:
     """As `make serve` runs it: an entry page open in Chromium reloads itself when the entry is
-    saved (the poller is a file the page policy allows, not MkDocs' inline script), and the
-    policy blocks nothing on the way."""
+    saved (the poller is a file the page policy allows, not MkDocs' inline script), when a save
+    breaks the entry (the banner names the problem) and when the next save mends it; an open
+    category page reloads itself to list a new entry. The policy blocks nothing on the way."""
     entries, server, site, _ = start_serving(tmp_path, ["--dirty"])
     entry = entries / "memory" / "alpha-oom.yaml"
     url = site + "memory/alpha-oom/"
@@ -179,23 +198,47 @@ def test_the_open_page_reloads_itself_under_its_policy(tmp_path: Path, chromium:
         page = context.new_page()
         refused: list[str] = []
         page.on("console", lambda m: refused.append(m.text) if "Refused" in m.text else None)
+
+        def reloads_to_show(change: Callable[[], None], text: str, present: bool = True) -> None:
+            """Make `change`, then wait for the open page to reload itself and show `text`
+            (or no longer show it)."""
+            page.evaluate("window.notReloaded = true")
+            change()
+            # Read through the driver, not a page function: the policy rightly refuses eval.
+            shown = f"document.body.innerText.includes({text!r})"
+            wanted = f"!window.notReloaded && ({shown} === {'true' if present else 'false'})"
+
+            def reloaded() -> bool:
+                try:
+                    return bool(page.evaluate(wanted))
+                except Exception:  # the page is navigating: its context is gone for a moment
+                    return False
+
+            wait_for(
+                reloaded,
+                f"the open page to reload itself {'with' if present else 'without'} {text!r}",
+            )
+
         page.goto(url)
         page.wait_for_load_state("load")
-        page.evaluate("window.notReloaded = true")
         assert "/_preview/livereload.js" in page.content()
-        entry.write_text(
-            entry.read_text().replace("title: Alpha out of memory", "title: Alpha reloaded")
+        good = entry.read_text().replace("title: Alpha out of memory", "title: Alpha reloaded")
+        reloads_to_show(lambda: entry.write_text(good), "Alpha reloaded")
+        reloads_to_show(
+            lambda: entry.write_text(good.replace("severity: high", "severity: hihg", 1)),
+            "1 problem in entries",
         )
-        # Read through the driver, not a page function: the policy rightly refuses eval.
-        shown = "!window.notReloaded && document.body.innerText.includes('Alpha reloaded')"
+        assert "Alpha reloaded" in page.inner_text("h1"), "the page under the banner as it was"
+        reloads_to_show(lambda: entry.write_text(good), "1 problem in entries", present=False)
 
-        def reloaded() -> bool:
-            try:
-                return bool(page.evaluate(shown))
-            except Exception:  # the page is navigating: its context is gone for a moment
-                return False
-
-        wait_for(reloaded, "the open page to reload itself with the edit")
+        page.goto(site + "memory/")
+        page.wait_for_load_state("load")
+        new = good.replace("Alpha reloaded", "Delta appears").replace("aliases: [alpha-old]", "")
+        new = new.replace("alpha ran out of memory", "delta ran out of memory")
+        new = new.replace("alpha_kernel_launch", "delta_kernel_launch")
+        reloads_to_show(
+            lambda: (entries / "memory" / "delta.yaml").write_text(new), "Delta appears"
+        )
         assert refused == [], refused
     finally:
         context.close()

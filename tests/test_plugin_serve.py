@@ -1,6 +1,6 @@
 """Under `mkdocs serve` a broken entry never stops the preview: the plugin keeps the last good
-site (or an empty one) and every page names the problems, escaped, in a banner. A build still
-fails and writes nothing."""
+site (or an empty one) and every page the server serves names the problems, escaped, in a
+banner. A build still fails and writes nothing."""
 
 from __future__ import annotations
 
@@ -12,12 +12,13 @@ from typing import Any
 import pytest
 from mkdocs.exceptions import PluginError
 
+from generator import livereload
 from generator.plugin import EncyclopediaPlugin
 from tests.conftest import FIXTURE_ENTRIES
 
 PAGE = (
-    '<html><head><meta charset="utf-8"></head>'
-    '<body><article class="md-content__inner">x</article></body></html>'
+    b'<html><head><meta charset="utf-8"></head>'
+    b'<body><article class="md-content__inner">x</article></body></html>'
 )
 
 
@@ -41,9 +42,30 @@ def test_a_preview_that_starts_broken_still_serves_the_problems(tmp_path: Path) 
     plugin, config = plugin_for(entries, "serve")
     plugin.on_pre_build(config=config)
     assert plugin.encyclopedia is not None and plugin.encyclopedia.pages == {}
-    page = plugin._finish(PAGE, "index.md", takes_log=False)
+    server = SimpleNamespace(_inject_js_into_html=lambda content, epoch: content)
+    livereload.install(server, lambda: plugin.problems)
+    page = server._inject_js_into_html(PAGE, 1).decode()
     assert "is not a valid value for `severity`" in page and "enc-problems" in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script>alert" not in page
+    assert page.index("enc-problems") > page.index("<article"), "the banner heads the article"
+    # The built page itself holds no banner: the server adds it to what it serves.
+    assert "enc-problems" not in plugin._finish(PAGE.decode(), "index.md", takes_log=False)
+
+
+def test_the_banner_goes_with_the_problems(tmp_path: Path) -> None:
+    entries = tmp_path / "entries"
+    shutil.copytree(FIXTURE_ENTRIES, entries)
+    plugin, config = plugin_for(entries, "serve")
+    plugin.on_pre_build(config=config)
+    server = SimpleNamespace(_inject_js_into_html=lambda content, epoch: content)
+    livereload.install(server, lambda: plugin.problems)
+    assert b"enc-problems" not in server._inject_js_into_html(PAGE, 1)
+    break_entry(entries)
+    plugin.on_pre_build(config=config)
+    assert b"enc-problems" in server._inject_js_into_html(PAGE, 2)
+    assert plugin.last_good is not None
+    plugin.showing(plugin.last_good)  # what the quick rebuild says once the entry is fixed
+    assert b"enc-problems" not in server._inject_js_into_html(PAGE, 3)
 
 
 def test_a_preview_keeps_the_last_good_site(tmp_path: Path) -> None:
