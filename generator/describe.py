@@ -16,6 +16,7 @@ and stems: so a typo inside "out of memroy" still finds the OOM page."""
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -255,9 +256,9 @@ def _fields(record: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
         yield "affects", name
 
 
-def _weights(record: Mapping[str, Any]) -> dict[str, float]:
+def _weights_of(fields: Iterable[tuple[str, str]]) -> dict[str, float]:
     per_field: dict[tuple[str, str], int] = {}
-    for field, text in _fields(record):
+    for field, text in fields:
         for term in terms(text):
             per_field[field, term] = per_field.get((field, term), 0) + 1
     weight = dict(FIELD_WEIGHTS)
@@ -286,13 +287,37 @@ def excerpt(text: str, size: int = 200) -> str:
     return text[:size].rsplit(" ", 1)[0] + " …"
 
 
+@dataclass(frozen=True)
+class _Document:
+    """What the index holds of one entry, made from its indexed fields alone."""
+
+    weights: tuple[tuple[str, float], ...]
+    words: frozenset[str]  # its correctable words, for the vocabulary
+    phrases: tuple[tuple[str, ...], ...]
+    titled: bool
+
+
+@functools.cache
+def _document(fields: tuple[tuple[str, str], ...]) -> _Document:
+    """Cached by the fields' text: a preview rebuilds the index on every edit, and all but the
+    edited entries have the fields they had."""
+    record = {"title": fields[0][1], "phrases": [t for f, t in fields if f == "phrases"]}
+    return _Document(
+        tuple(_weights_of(fields).items()),
+        frozenset(w for _, text in fields for w in words(text) if _correctable(w)),
+        tuple(tuple(p) for p in _phrases(record)),
+        len(set(terms(fields[0][1]))) >= 2,
+    )
+
+
 def build_index(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """The described-query index of active entry records (as exported in entries.json)."""
     active = [r for r in records if r.get("status", "active") == "active"]
-    weights = [_weights(r) for r in active]
+    documents = [_document(tuple(_fields(r))) for r in active]
+    weights = [dict(d.weights) for d in documents]
     vocabulary: dict[str, int] = {}
-    for r in active:
-        for word in {w for _, text in _fields(r) for w in words(text) if _correctable(w)}:
+    for d in documents:
+        for word in d.words:
             vocabulary[word] = vocabulary.get(word, 0) + 1
     df: dict[str, int] = {}
     for w in weights:
@@ -324,11 +349,11 @@ def build_index(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
                 "category": r["category"],
                 "severity": r["severity"],
                 "w": w,
-                "phrases": _phrases(r),
-                "titled": len(set(terms(r["title"]))) >= 2,
+                "phrases": [list(p) for p in d.phrases],
+                "titled": d.titled,
                 "prior": round(PRIOR * math.log(1 + len(r.get("referenced_by", ()))), DIGITS),
             }
-            for r, w in zip(active, weights, strict=True)
+            for r, w, d in zip(active, weights, documents, strict=True)
         ],
     }
 

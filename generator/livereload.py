@@ -114,6 +114,21 @@ def write_script(site_dir: Path) -> None:
         path.write_text(SCRIPT, encoding="utf-8")
 
 
+def reload_browsers(server: Any) -> None:
+    """Have every open page reload, as MkDocs' server does after a build, unless a build is
+    under way (then its end reloads them). For the preview's second half, which writes pages
+    after the build the server knows of has ended; a server without MkDocs' epochs is left as
+    it is."""
+    cond = getattr(server, "_epoch_cond", None)
+    if cond is None or not hasattr(server, "_visible_epoch"):
+        return
+    with cond:
+        if server._visible_epoch == server._wanted_epoch:
+            now = max(round(time.monotonic() * 1000), server._visible_epoch + 1)
+            server._visible_epoch = server._wanted_epoch = now
+            cond.notify_all()
+
+
 def install(server: Any, problems: Callable[[], tuple[Problem, ...]]) -> None:
     """Have MkDocs' live-reload server write the tag instead of its inline script, and the
     banner of the `problems` there are as each page is served. MkDocs calls

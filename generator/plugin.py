@@ -298,7 +298,7 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
         self.on_post_build(config=config)
 
     def reload(self) -> None:
-        _want_rebuild(self.server)
+        livereload.reload_browsers(self.server)
 
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         self._drop_spool()

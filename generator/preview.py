@@ -72,6 +72,9 @@ class PreviewFile(File):
 
 Categories = tuple[tuple[str, str], ...]
 
+# The generated pages that list every entry: the last to be rebuilt after an edit.
+WHOLE_SITE = frozenset({"index.md", "categories.md", "severity.md", "tags/index.md"})
+
 
 @dataclass(frozen=True)
 class LastBuild:
@@ -105,8 +108,7 @@ class Host(Protocol):
         """Every page and file is written: index the site for search."""
 
     def reload(self) -> None:
-        """Ask the server to reload the open pages (it calls `quick` again, which then only
-        says yes)."""
+        """Have the open pages reload (after the server's own reload, pages written since)."""
 
 
 @dataclass(frozen=True)
@@ -234,10 +236,6 @@ class Preview:
         self.pages: frozenset[str] = frozenset()  # the generated pages the site has
         self._inputs: Fingerprint | None = None
         self._categories: Categories | None = None
-        # The entries folder as the last quick rebuild read it, and whether the next call only
-        # reloads the open pages (the second half asks for it when it has written everything).
-        self._entries_read: Fingerprint | None = None
-        self._reload_only = False
 
     def started(self, inputs: Fingerprint) -> None:
         self.last, self._inputs, self._categories = None, inputs, None
@@ -266,11 +264,6 @@ class Preview:
             return _full_because("the last build did not go through")
         if inputs != last.inputs:
             return _full_because("a file besides the entries changed")
-        entries_now = fingerprint([site.entries])
-        if self._reload_only and entries_now == self._entries_read:
-            self._reload_only = False
-            return True  # nothing to build: the server reloads the open pages
-        self._reload_only, self._entries_read = False, entries_now
         try:
             enc = build_encyclopedia(site.entries, self.cache)
         except EntryError as err:
@@ -307,25 +300,46 @@ class Preview:
         log.info(f"Edited pages rebuilt: {len(first)} in {shown - start:.2f} s")
 
         def rest() -> None:
-            files = export_files(enc, site.base_url, self.reuse)
+            # The lists and links that show the edit first (category and tag pages, the pages
+            # linking to it), then a reload; then the pages of the whole site and the exports,
+            # which take longest, then another reload and the search index.
             pages_left = {n: t for n, t in changed.items() if n not in first}
-            files_left = {n: t for n, t in files.items() if self.built.get(n) != t}
-            try:
-                write_pages(last, pages_left)
-                write_files(Path(last.config.site_dir), files_left)
-            except Exception as err:  # left as they were: the next build compares and redoes them
-                log.warning(f"the pages that show the edit were not all rebuilt: {err}")
-                self.last = None  # so that the next edit takes the full build
+            lists = {n: t for n, t in pages_left.items() if n not in WHOLE_SITE}
+            if not self._write(last, lists, {}, "Lists and links that show them", shown, host):
                 return
-            self.built.update(pages_left | files_left)
-            count, took = len(pages_left) + len(files_left), time.perf_counter() - shown
-            log.info(f"Pages and files that show them rebuilt: {count} in {took:.2f} s")
-            if count:  # the open pages may show what changed: reload them again
-                self._reload_only = True
-                host.reload()
-            host.indexed(last.config)
+            files = export_files(enc, site.base_url, self.reuse)
+            files_left = {n: t for n, t in files.items() if self.built.get(n) != t}
+            whole = {n: t for n, t in pages_left.items() if n in WHOLE_SITE}
+            if self._write(last, whole, files_left, "Site pages and files", shown, host):
+                host.indexed(last.config)
 
         self.builds.later(rest)
+        return True
+
+    def _write(
+        self,
+        last: LastBuild,
+        pages: dict[str, str],
+        files: dict[str, str],
+        what: str,
+        since: float,
+        host: Host,
+    ) -> bool:
+        """Write part of the second half, then have the open pages reload if anything changed.
+        False when it failed: what is left stays as it was (the next build compares and redoes
+        it) and the next edit takes the full build."""
+        try:
+            write_pages(last, pages)
+            write_files(Path(last.config.site_dir), files)
+        except Exception as err:
+            log.warning(f"the pages that show the edit were not all rebuilt: {err}")
+            self.last = None
+            return False
+        self.built.update(pages | files)
+        count = len(pages) + len(files)
+        log.info(f"{what} rebuilt: {count} in {time.perf_counter() - since:.2f} s")
+        if count:  # the open pages may show what changed: reload them again
+            host.reload()
         return True
 
 
