@@ -18,6 +18,9 @@ Semantics (both implementations):
   on the anchor each twin chose).
 - A candidate that another candidate causes (`leads-to` / `often-caused-by`) is collateral,
   when that cause has a primary match on a line of its own.
+- Tracebacks (frames.py) that an entry's `raised` rule names (the exception and a frame it
+  passed through) make a primary match of that entry, with the rule's weight, its evidence the
+  exception line; hits on one line sort after the signatures' hits.
 - Metric lines (metrics.py) give sightings; each makes a primary match of the entries that
   list its signal, scored by metrics.SIGNAL_SCORES, its evidence the lines it rests on.
 - Order: initiating before collateral, then confidence, then evidence from the rank torchrun
@@ -39,7 +42,7 @@ from typing import Any, BinaryIO
 
 import ahocorasick_rs
 
-from . import anchors, metrics
+from . import anchors, frames, metrics
 from .pattern import Condition, Piece, Slot, Value, compile_pieces, literal_view, match
 
 CHUNK_BYTES = 4 * 1024 * 1024
@@ -147,6 +150,7 @@ class Index:
     signatures: tuple[Signature, ...]
     causes: dict[str, frozenset[str]]
     signals: dict[str, tuple[str, ...]] = field(default_factory=dict)  # signal -> entry ids
+    raised: tuple[frames.Rule, ...] = ()  # the entries' `raised` rules (frames.py)
 
     @classmethod
     def from_export(cls, data: list[dict[str, Any]]) -> Index:
@@ -185,6 +189,7 @@ class Index:
             tuple(signatures),
             {item["id"]: frozenset(item.get("causes", ())) for item in data},
             {name: tuple(ids) for name, ids in signals.items()},
+            frames.rules(data),
         )
 
 
@@ -278,6 +283,8 @@ class _Scanner:
         ]
         self.candidates: dict[str, Candidate] = {}
         self.metrics = metrics.Reader() if index.signals else None
+        self.tracebacks = frames.Reader() if index.raised else None
+        self.raised_matched: set[int] = set()  # frames.Rule.order of every rule that has matched
         self.root_lines_left = 0
         self.line = 1  # the line the next chunk starts on
         self.tail: _Segment | None = None  # the last segment of the previous chunk
@@ -314,6 +321,9 @@ class _Scanner:
         low = low_bytes.decode("latin-1")
         if self.metrics is not None:
             self.metrics.feed(text, low, self.line)
+        if self.tracebacks is not None:
+            self.tracebacks.feed(text, self.line)
+            self._raised()
         hits = self._hit_segments(text, low, low_bytes)
         for i, (start, end, line, words) in enumerate(hits):
             prev = self._previous(text, start, line, hits[i - 1][0] if i else 0)
@@ -444,6 +454,24 @@ class _Scanner:
                 self.unmatched[word] -= 1
                 self.stale = self.stale or not self.unmatched[word]
 
+    def _raised(self) -> None:
+        """Match the tracebacks read so far against the rules that have not matched yet."""
+        assert self.tracebacks is not None
+        offset = len(self.index.signatures)  # a rule's hits sort after signatures on a line
+        for raised in self.tracebacks.take():
+            for rule in self.index.raised:
+                if rule.order in self.raised_matched or not rule.matches(
+                    raised.kind, raised.frames
+                ):
+                    continue
+                self.raised_matched.add(rule.order)
+                text = _decode(raised.text)
+                found = _RANK.match(normalise(text))
+                rank = int(found.group(1)) if found else None
+                hit = Hit(raised.line, text.strip(" \t\f\v")[:500], rule.label, rank, False)
+                hit.weight, hit.order = rule.weight, offset + rule.order
+                _record_rule(self.candidates, self.index, rule, hit)
+
     def _root_block(self, text: str, pos: int) -> None:
         """Read the lines after torchrun's "Root Cause" header for `rank : N`."""
         while self.root_lines_left and pos < len(text):
@@ -572,6 +600,19 @@ def _record(candidates: dict[str, Candidate], index: Index, sig: Signature, hit:
         cand.matched.add(sig.text)
         cand.score += sig.weight
         hit.order = sig.order
+        bisect.insort(cand.hits, hit, key=lambda h: (h.line, h.order))
+        del cand.hits[MAX_EVIDENCE:]
+
+
+def _record_rule(
+    candidates: dict[str, Candidate], index: Index, rule: frames.Rule, hit: Hit
+) -> None:
+    """A traceback that a `raised` rule names: a primary match of the rule's entry."""
+    cand = _candidate(candidates, index, rule.entry)
+    cand.primary = True
+    if rule.label not in cand.matched:
+        cand.matched.add(rule.label)
+        cand.score += rule.weight
         bisect.insort(cand.hits, hit, key=lambda h: (h.line, h.order))
         del cand.hits[MAX_EVIDENCE:]
 

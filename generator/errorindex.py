@@ -217,7 +217,15 @@ def error_index(enc: Encyclopedia) -> dict[str, str]:
             {p.id: _card(p, titles[p.category]) for p in chosen}
         )
     keys = {found for keyed in spaces.values() for found, _ in keyed}
+    meta = _shard(loose, pages)
+    # The `raised` rules (frames.py) match whatever the query's words: every query gets them.
+    raised = {
+        str(n): [[r.exception, r.frame, r.function, r.weight] for r in page.entry.raised]
+        for n, page in enumerate(pages)
+        if page.entry.raised
+    }
+    meta["entries"].update({n: [pages[int(n)].id, causes(pages[int(n)])] for n in raised})
     files[f"{ERRORS_DIR}/meta.json"] = _json(
-        {**_shard(loose, pages), "shards": counts, "bloom": bloom(keys)}
+        {**meta, "raised": raised, "shards": counts, "bloom": bloom(keys)}
     )
     return files

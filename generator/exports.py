@@ -87,6 +87,15 @@ def signature_record(page: Page, base: str) -> dict[str, Any]:
         "causes": causes(page),
         "signatures": signatures(page),
         "metric_signals": list(page.entry.metric_signals),
+        "raised": [
+            {
+                "exception": r.exception,
+                "frame": r.frame,
+                "function": r.function,
+                "weight": r.weight,
+            }
+            for r in page.entry.raised
+        ],
     }
 
 

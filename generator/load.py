@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from .files import CATEGORY_FILE, TAGS_FILE, Layout, display, read_regular, scan
 from .model import MAX_SLUG, Category, CommonFailures, Entry, TagVocabulary, is_slug
 from .problems import Problem
 from .validate import validate_record
 from .yamlsource import Source, read_source
+
+if TYPE_CHECKING:
+    from .rules import RuleMemo
 
 __all__ = ["CATEGORY_FILE", "TAGS_FILE", "Loaded", "LoadedCategory", "LoadedTags", "load_all"]
 
@@ -196,8 +199,8 @@ class LoadCache:
     entries: dict[Path, tuple[tuple[int, int, frozenset[str]], EntryLoad]] = field(
         default_factory=dict
     )
-    # The link stage's per-entry rule results (rules.RuleMemo), kept with the records.
-    rule_problems: dict[int, tuple[Loaded, list[Problem]]] = field(default_factory=dict)
+    # The link stage's per-entry rule results, kept with the records.
+    rule_problems: RuleMemo = field(default_factory=dict)
 
     def load(self, path: Path, base: Path, categories: set[str]) -> EntryLoad:
         stat = path.stat()

@@ -162,6 +162,37 @@ class Signature(Record):
         return self.weight or (3 if self.context else 10)
 
 
+class Raised(Record):
+    """A traceback that names this failure by its structure: the exception it ends with and a
+    frame it passed through, whatever the message says (frames.py matches it)."""
+
+    exception: Annotated[StrictStr, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=80)] = (
+        Field(
+            description="The exception's class name as a traceback's last line prints it, "
+            "without its module: `OSError`, `OutOfMemoryError`."
+        )
+    )
+    frame: Annotated[
+        StrictStr,
+        Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_./-]*$", max_length=200),
+    ] = Field(
+        description="The end of a frame's file path, from a package folder on: "
+        "`torch/serialization.py`, `peft/tuners/lora/` (any file under it)."
+    )
+    function: Annotated[StrictStr, Field(pattern=r"^[A-Za-z_<][A-Za-z0-9_<>]*$")] | None = Field(
+        default=None, description="The frame's function, e.g. `save`; any function when omitted."
+    )
+    weight: Annotated[StrictInt, Field(ge=1, le=8)] = Field(
+        default=6,
+        description="Score added when it matches (default 6: alone, a low-confidence match; "
+        "at most 8, medium).",
+    )
+    source: SignatureSource = Field(
+        description="The release file of the frame: `encyclopedia verify` checks that it is "
+        "there and defines the function."
+    )
+
+
 class Symptom(Record):
     symptom: Line = Field(description="What the reader sees.")
     cause: Prose = Field(description="The cause that explains this symptom.")
@@ -320,6 +351,11 @@ class Entry(Record):
         ],
         ...,
     ] = ()
+    raised: tuple[Raised, ...] = Field(
+        default=(),
+        description="Tracebacks that name this failure by the exception and a frame it passed "
+        "through, for messages worded in ways no signature holds.",
+    )
     metric_signals: tuple[MetricSignal, ...] = Field(
         default=(),
         description="Patterns in logged numbers that point here (loss-flat, loss-rises, "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -235,26 +236,45 @@ def only_context_signatures(loaded: Loaded) -> list[Problem]:
     ]
 
 
-def unproven_signatures(entries: Sequence[Loaded]) -> list[Problem]:
+@dataclass(frozen=True)
+class Proofs:
+    """What one entry proves of its primary signatures (by an example log or a `source`), and
+    which it leaves to another entry that shares them; by compiled form."""
+
+    proven: frozenset[str]
+    pending: tuple[tuple[tuple[str | int, ...], str], ...]  # (path, compiled form)
+
+
+def signature_proofs(loaded: Loaded) -> Proofs:
+    """One entry's part of `unproven_signatures`. A signature already reported as malformed or
+    unfilled is not reported twice."""
+    proven: set[str] = set()
+    pending: list[tuple[tuple[str | int, ...], str]] = []
+    logs = [normalise(example.log) for example in loaded.entry.examples]
+    for path, sig in all_signatures(loaded.entry):
+        malformed = _signature_problem(sig) or _when_problem(sig)
+        if sig.context or malformed or PLACEHOLDERS.search(sig.text):
+            continue
+        key = repr(compiled(sig.text))
+        if sig.source is not None or any(
+            match(compiled(sig.text), log) is not None for log in logs
+        ):
+            proven.add(key)
+        else:
+            pending.append((path, key))
+    return Proofs(frozenset(proven), tuple(pending))
+
+
+def unproven_signatures(
+    entries: Sequence[Loaded], proofs: Sequence[Proofs] | None = None
+) -> list[Problem]:
     """A primary signature must be provable: an example log of its entry holds it, or it names
     the release file it is printed from (`source`, which `encyclopedia verify` confirms), or an
-    entry that shares it (they must be related, see `shared_signatures`) proves it so. A
-    signature already reported as malformed or unfilled is not reported twice."""
-    proven: set[str] = set()
-    pending: list[tuple[Loaded, tuple[str | int, ...], str]] = []
-    for loaded in entries:
-        logs = [normalise(example.log) for example in loaded.entry.examples]
-        for path, sig in all_signatures(loaded.entry):
-            malformed = _signature_problem(sig) or _when_problem(sig)
-            if sig.context or malformed or PLACEHOLDERS.search(sig.text):
-                continue
-            key = repr(compiled(sig.text))
-            if sig.source is not None or any(
-                match(compiled(sig.text), log) is not None for log in logs
-            ):
-                proven.add(key)
-            else:
-                pending.append((loaded, path, key))
+    entry that shares it (they must be related, see `shared_signatures`) proves it so.
+    `proofs` are each entry's `signature_proofs`, when already known."""
+    if proofs is None:
+        proofs = [signature_proofs(loaded) for loaded in entries]
+    proven = frozenset().union(*(p.proven for p in proofs))
     return [
         problem_at(
             loaded,
@@ -263,7 +283,8 @@ def unproven_signatures(entries: Sequence[Loaded]) -> list[Problem]:
             "add the real log it came from to `examples` (with its thread), or give "
             "`source: {package, version, file}` where the library prints it",
         )
-        for loaded, path, key in pending
+        for loaded, found in zip(entries, proofs, strict=True)
+        for path, key in found.pending
         if key not in proven
     ]
 
@@ -396,28 +417,49 @@ def fix_steps(loaded: Loaded) -> list[Problem]:
     ]
 
 
+def raised_frames(loaded: Loaded) -> list[Problem]:
+    """A `raised` rule's source is a file its frame names: the file itself, or one under the
+    folder it names."""
+    return [
+        problem_at(
+            loaded,
+            ("raised", i, "source", "file"),
+            f"`{rule.source.file}` is not the file `frame: {rule.frame}` names",
+            "name the release file the frame is in (its path from the package folder on)",
+        )
+        for i, rule in enumerate(loaded.entry.raised)
+        if "/" + rule.frame not in "/" + rule.source.file
+    ]
+
+
 def entry_problems(loaded: Loaded) -> list[Problem]:
     """The rules that read one entry alone."""
     problems = placeholders(loaded) + references(loaded) + signatures(loaded)
+    problems += raised_frames(loaded)
     return problems + only_context_signatures(loaded) + reproducers(loaded) + fix_steps(loaded)
 
 
-RuleMemo = dict[int, tuple[Loaded, list[Problem]]]
+RuleMemo = dict[int, tuple[Loaded, list[Problem], Proofs]]
 
 
 def check(entries: Sequence[Loaded], memo: RuleMemo | None = None) -> list[Problem]:
     """Every rule on every entry. `memo` (a preview's, kept across rebuilds) holds the last
-    results of `entry_problems` by the identity of the record they were computed for, with the
-    record itself so that its id cannot be reused: records are immutable and a preview keeps
-    those of unchanged files, so a rebuild reruns the rules of the edited files only."""
+    results of `entry_problems` and `signature_proofs` by the identity of the record they were
+    computed for, with the record itself so that its id cannot be reused: records are immutable
+    and a preview keeps those of unchanged files, so a rebuild reruns the rules of the edited
+    files only."""
     problems: list[Problem] = []
+    proofs: list[Proofs] = []
     current: RuleMemo = {}
     for loaded in entries:
         last = memo.get(id(loaded)) if memo is not None else None
-        found = last[1] if last is not None and last[0] is loaded else entry_problems(loaded)
-        current[id(loaded)] = (loaded, found)
-        problems += found
+        if last is not None and last[0] is loaded:
+            current[id(loaded)] = last
+        else:
+            current[id(loaded)] = (loaded, entry_problems(loaded), signature_proofs(loaded))
+        problems += current[id(loaded)][1]
+        proofs.append(current[id(loaded)][2])
     if memo is not None:
         memo.clear()
         memo.update(current)
-    return problems + shared_signatures(entries) + unproven_signatures(entries)
+    return problems + shared_signatures(entries) + unproven_signatures(entries, proofs)

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from .model import Category, CommonFailures, Entry, TagVocabulary
+from .model import SLUG_PATTERN, Category, CommonFailures, Entry, TagVocabulary
 from .problems import Problem
 from .yamlsource import Path, Source
 
@@ -169,10 +169,7 @@ _MESSAGES: dict[str, Callable[[_Error], tuple[str, str]]] = {
     "extra_forbidden": _unknown_key,
     "entry": lambda e: (f"`{e.name}`: {e.ctx['message']}", e.ctx["fix"]),
     "literal_error": _bad_choice,
-    "string_pattern_mismatch": lambda e: (
-        f"`{e.value}` in `{e.name}` is not a slug",
-        "use lower-case ASCII letters, digits and single hyphens, e.g. `nccl-timeout`",
-    ),
+    "string_pattern_mismatch": lambda e: _pattern_mismatch(e),
     "too_short": lambda e: (
         f"`{e.name}` is empty",
         f"add at least {e.ctx.get('min_length', 1)} item(s)",
@@ -189,6 +186,33 @@ _MESSAGES: dict[str, Callable[[_Error], tuple[str, str]]] = {
     ),
     **{kind: functools.partial(_wrong_kind, expected) for kind, expected in _KINDS.items()},
 }
+
+
+# The form of each text field that has one besides slugs, by the field's name: what the value
+# must look like, with an example.
+_FORMS = {
+    "exception": "a class name as a traceback's last line prints it, without its module, "
+    "e.g. `OSError`",
+    "frame": "the end of a file's path from a package folder on, e.g. `torch/serialization.py`",
+    "function": "a function's name, e.g. `save`",
+    "package": "a package's name as the package index spells it, e.g. `transformers`",
+    "packages": "a package's name as the package index spells it, e.g. `transformers`",
+    "version": "a release number, e.g. `4.57.6`",
+    "file": "a path inside the release, e.g. `transformers/trainer.py`",
+    "platform": "a wheel's platform tag, e.g. `macosx_11_0_arm64`",
+    "language": "a code language in lower case, e.g. `python`",
+}
+
+
+def _pattern_mismatch(e: _Error) -> tuple[str, str]:
+    names = [part for part in e.loc if isinstance(part, str)]
+    form = _FORMS.get(names[-1]) if names and e.ctx.get("pattern") != SLUG_PATTERN else None
+    if form is None:
+        return (
+            f"`{e.value}` in `{e.name}` is not a slug",
+            "use lower-case ASCII letters, digits and single hyphens, e.g. `nccl-timeout`",
+        )
+    return f"`{e.value}` in `{e.name}` is not {form}", "see docs/entry-format.md for this field"
 
 
 def _other(e: _Error) -> tuple[str, str]:

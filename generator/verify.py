@@ -6,6 +6,7 @@
   as the compiler likes).
 - Every version an entry's `applies_to` names after a package the index holds (`PyTorch 2.5`,
   `Accelerate 1.9.0 and later`, `flash-attn 2.x`) is a release or a series of releases of it.
+- A `raised` rule's `source` is a file of that release that defines the rule's function.
 - Every pin of the reproducers' requirements file, and of each set of other releases beside it, is a
   release.
 
@@ -162,6 +163,23 @@ def source_problem(sig: Signature, where: SignatureSource, index: PackageIndex) 
     return None
 
 
+def frame_problem(function: str | None, where: SignatureSource, index: PackageIndex) -> str | None:
+    """Why the source does not hold a `raised` rule's frame (the file, defining the function),
+    or None when it does."""
+    spec = f"{where.package}=={where.version}"
+    if not index.has(where.package, where.version):
+        return f"{spec} is not a release on the package index"
+    data = member(index.archive(where.package, where.version, where.platform), where.file)
+    if data is None:
+        return f"{spec} has no file {where.file}"
+    if (
+        function is not None
+        and re.search(rb"\bdef %s\(" % re.escape(function.encode()), data) is None
+    ):
+        return f"{where.file} of {spec} defines no function `{function}`"
+    return None
+
+
 def entry_problems(loaded: Loaded, index: PackageIndex) -> list[Problem]:
     """What the index disproves of one entry. IndexUnreachable propagates."""
     problems = []
@@ -169,6 +187,10 @@ def entry_problems(loaded: Loaded, index: PackageIndex) -> list[Problem]:
         if sig.source is not None and (wrong := source_problem(sig, sig.source, index)):
             fix = "copy the text from that file as it is, or name the release and file it is in"
             problems.append(problem_at(loaded, (*path, "source"), wrong, fix))
+    for n, rule in enumerate(loaded.entry.raised):
+        if wrong := frame_problem(rule.function, rule.source, index):
+            fix = "name the release whose file defines the function, or correct the function"
+            problems.append(problem_at(loaded, ("raised", n, "source"), wrong, fix))
     applies = loaded.entry.applies_to
     if applies is not None:
         lines: list[tuple[tuple[str | int, ...], str]] = [

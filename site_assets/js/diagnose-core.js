@@ -236,6 +236,7 @@ function DiagnoseCoreFactory() {
     this.signatures = [];
     this.byAnchor = new Map();
     this.signals = new Map();  // metric signal -> entry ids
+    this.raised = [];  // the entries' `raised` rules (generator/frames.py)
     data.forEach(function (item) {
       self.entries.set(item.id, item);
       self.causes.set(item.id, new Set(item.causes || []));
@@ -254,6 +255,11 @@ function DiagnoseCoreFactory() {
       (item.metric_signals || []).forEach(function (name) {
         if (!self.signals.has(name)) self.signals.set(name, []);
         self.signals.get(name).push(item.id);
+      });
+      (item.raised || []).forEach(function (rule) {
+        self.raised.push({ order: self.raised.length, entry: item.id, exception: rule.exception,
+                           frame: "/" + asciiLower(rule.frame), function: rule["function"],
+                           weight: rule.weight });
       });
     });
     this.automaton = new Automaton(Array.from(this.byAnchor.keys()).concat([ROOT_WORD]));
@@ -803,8 +809,104 @@ function DiagnoseCoreFactory() {
     return placed;
   }
 
+  /* Tracebacks read for their structure: generator/frames.py documents the semantics; both
+   * halves pass tests/diagnose_vectors/. */
+  var MAX_FRAMES = 256, WITHIN = 8;
+  var FRAME_PREFIX = "(?:[ \\t]?\\[(?:[Rr]ank ?|default)?[0-9]{1,9}\\]: ?" +
+    "|\\([A-Za-z_][A-Za-z0-9_]* pid=[0-9]+(?:, ip=[0-9.]+)?\\) ?)?";
+  var FRAME = new RegExp("(?<![^\\r\\n])" + FRAME_PREFIX +
+    '[ \\t]*File "([^"\\r\\n]+)", line [0-9]+, in ([^\\r\\n]*?)[ \\t]*(?=[\\r\\n]|$)', "g");
+  var FRAME_PREFIX_AT = new RegExp("^" + FRAME_PREFIX);
+  var EXCEPTION_LINE = /^([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?::[\s\S]*)?$/;
+  var BREAK_AT = /\r\n|\r|\n/y, NEXT_BREAK = /\r\n|\r|\n/g;
+
+  function readTracebacks(text) {
+    var found = [], frames = [], after = 0;
+    function segment(seg, line) {
+      var prefix = FRAME_PREFIX_AT.exec(seg);
+      var body = seg.slice(prefix ? prefix[0].length : 0);
+      if (!body.length || body.charAt(0) === " " || body.charAt(0) === "\t") {
+        after += 1;
+        if (after > WITHIN) frames = [];
+        return;
+      }
+      var kind = EXCEPTION_LINE.exec(body);
+      if (kind) {
+        var name = kind[1].split(".");
+        found.push({ line: line, text: seg, kind: name[name.length - 1], frames: frames });
+      }
+      frames = [];
+    }
+    function walk(start, end, line) {
+      var pos = start;
+      while (frames.length && pos < end) {
+        BREAK_AT.lastIndex = pos;
+        var brk = BREAK_AT.exec(text);
+        if (brk) {
+          if (brk[0].charAt(brk[0].length - 1) === "\n") line += 1;
+          pos = BREAK_AT.lastIndex;
+          if (pos >= end) return;
+        }
+        NEXT_BREAK.lastIndex = pos;
+        var next = NEXT_BREAK.exec(text);
+        var segEnd = next && next.index < end ? next.index : end;
+        segment(text.slice(pos, segEnd), line);
+        pos = segEnd;
+      }
+    }
+    var pos = 0, line = 1, m;
+    FRAME.lastIndex = 0;
+    while ((m = FRAME.exec(text)) !== null) {
+      if (frames.length) walk(pos, m.index, line);
+      for (var i = pos; i < m.index; i++) if (text.charCodeAt(i) === 10) line += 1;
+      frames.push(["/" + asciiLower(m[1].replace(/\\/g, "/")), m[2]]);
+      if (frames.length > MAX_FRAMES) frames.splice(0, frames.length - MAX_FRAMES);
+      after = 0;
+      pos = m.index + m[0].length;
+      if (m[0].length === 0) FRAME.lastIndex += 1;
+    }
+    if (frames.length) walk(pos, text.length, line);
+    return found;
+  }
+
+  function ruleMatches(rule, raised) {
+    return raised.kind === rule.exception && raised.frames.some(function (f) {
+      return f[0].indexOf(rule.frame) >= 0 && (rule["function"] == null || rule["function"] === f[1]);
+    });
+  }
+
+  function recordRule(state, index, rule, raised) {
+    var cand = candidateOf(state, index, rule.entry);
+    var label = "raised: " + rule.exception + " in " + rule.frame.replace(/^\/+/, "") +
+      (rule["function"] != null ? ", " + rule["function"] : "");
+    cand.primary = true;
+    if (cand.matched.has(label)) return;
+    cand.matched.add(label);
+    cand.score += rule.weight;
+    var text = capSegment(raised.text);
+    var found = RANK.exec(normalise(text));
+    var hit = { line: raised.line, text: first500(text.replace(EDGE_SPACES, "")), signature: label,
+                rank: found ? parseInt(found[1], 10) : null, context: false, weight: rule.weight,
+                symptom: null, values: {}, order: index.signatures.length + rule.order };
+    var at = cand.hits.length;
+    while (at > 0 && (cand.hits[at - 1].line > hit.line
+           || (cand.hits[at - 1].line === hit.line && cand.hits[at - 1].order > hit.order))) at--;
+    cand.hits.splice(at, 0, hit);
+    if (cand.hits.length > MAX_EVIDENCE) cand.hits.length = MAX_EVIDENCE;
+  }
+
   function diagnose(index, text, top) {
     var state = scan(index, text);
+    if (index.raised.length) {
+      var matched = new Set();
+      readTracebacks(stripAnsi(text)).forEach(function (raised) {
+        index.raised.forEach(function (rule) {
+          if (matched.has(rule.order) || !ruleMatches(rule, raised)) return;
+          matched.add(rule.order);
+          recordRule(state, index, rule, raised);
+        });
+      });
+    }
     if (index.signals.size) {
       readMetrics(stripAnsi(text)).forEach(function (sighting) {
         (index.signals.get(sighting.signal) || []).forEach(function (id) {

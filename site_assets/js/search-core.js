@@ -63,29 +63,36 @@ function SearchCoreFactory(core) {
   }
 
   /* The whole index, less the signatures the query cannot match, in the whole index's order:
-   * rows name their entry by its place in the whole index. */
+   * rows name their entry by its place in the whole index. The `raised` rules (meta.json
+   * holds them all) come with every query. */
   function assemble(shards) {
     var entries = new Map();
     var rows = [];
+    var raised = new Map();
     shards.forEach(function (shard) {
       Object.keys(shard.entries).forEach(function (n) { entries.set(Number(n), shard.entries[n]); });
       shard.signatures.forEach(function (row) { rows.push(row); });
+      Object.keys(shard.raised || {}).forEach(function (n) { raised.set(Number(n), shard.raised[n]); });
     });
     rows.sort(function (a, b) { return (a[0] - b[0]) || (a[1] - b[1]); });
+    var places = new Set(raised.keys());
+    rows.forEach(function (row) { places.add(row[0]); });
     var records = [];
     var byPlace = new Map();
+    Array.from(places).sort(function (a, b) { return a - b; }).forEach(function (n) {
+      var entry = entries.get(n);
+      /* Title and link come from the entry's card, once it has matched (cardName). */
+      var record = { id: entry[0], title: "", url: "", causes: entry[1], signatures: [],
+                     raised: (raised.get(n) || []).map(function (r) {
+                       return { exception: r[0], frame: r[1], "function": r[2], weight: r[3] };
+                     }) };
+      byPlace.set(n, record);
+      records.push(record);
+    });
     rows.forEach(function (row) {
-      var record = byPlace.get(row[0]);
-      if (!record) {
-        var entry = entries.get(row[0]);
-        /* Title and link come from the entry's card, once it has matched (cardName). */
-        record = { id: entry[0], title: "", url: "", causes: entry[1], signatures: [] };
-        byPlace.set(row[0], record);
-        records.push(record);
-      }
       var extra = row[5] || {};
-      record.signatures.push({ text: row[2], weight: row[3], context: !!row[4],
-                               when: extra.when || null, symptom: extra.symptom || null });
+      byPlace.get(row[0]).signatures.push({ text: row[2], weight: row[3], context: !!row[4],
+                                            when: extra.when || null, symptom: extra.symptom || null });
     });
     return new core.Index(records);
   }
