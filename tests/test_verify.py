@@ -255,3 +255,35 @@ def test_check_warns_of_a_faq_answer_of_more_than_two_sentences(tmp_path: Path) 
     named = CliRunner().invoke(main, ["check", "--entries", str(entries), str(path)])
     assert named.exit_code == 0, named.output
     assert "warning: this FAQ answer is 4 sentences; answer in at most 2" in named.output
+
+
+@pytest.mark.parametrize(
+    ("function", "file", "expected"),
+    [
+        ("refuse", "standin/kernel.py", None),
+        (None, "standin/kernel.py", None),
+        ("accept", "standin/kernel.py", "standin/kernel.py of standin==1.1.0 defines no function"),
+        ("refuse", "standin/other.py", "standin==1.1.0 has no file standin/other.py"),
+    ],
+    ids=["defines-it", "any-function", "no-such-function", "no-such-file"],
+)
+def test_a_raised_rule_names_a_file_of_the_release_that_defines_its_function(
+    tmp_path: Path, function: str | None, file: str, expected: str | None
+) -> None:
+    cache = _cache(tmp_path / "cache")
+    found = SIGNATURE_CASES[0][1]  # a signature the release holds: only the rule is at stake
+    entries = _entries(tmp_path, found, "standin/kernel.py", "1.1.0", "PyTorch 2.5")
+    path = entries / "memory" / "alpha-oom.yaml"
+    folder = file.rsplit("/", 1)[0] + "/"
+    rule = (
+        f"raised:\n  - exception: RuntimeError\n    frame: {folder}\n"
+        + (f"    function: {function}\n" if function else "")
+        + f'    source: {{package: standin, version: "1.1.0", file: {file}}}\n'
+    )
+    path.write_text(path.read_text().replace("\nreferences:\n", "\n" + rule + "references:\n", 1))
+    code, output = _verify(entries, cache)
+    if expected is None:
+        assert code == 0, output
+    else:
+        assert code == 1 and expected in output, output
+        assert "name the release whose file defines the function" in output
