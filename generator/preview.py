@@ -76,6 +76,14 @@ Categories = tuple[tuple[str, str], ...]
 WHOLE_SITE = frozenset({"index.md", "categories.md", "severity.md", "tags/index.md"})
 
 
+def is_list(name: str) -> bool:
+    """A category's or a tag's list page (`memory/index.md`, `memory/page/2.md`, `tags/oom.md`):
+    no entry page has such a path (render.paginate)."""
+    if name in WHOLE_SITE:
+        return False
+    return name.startswith("tags/") or name.endswith("/index.md") or "/page/" in name
+
+
 @dataclass(frozen=True)
 class LastBuild:
     """What the last full build of a preview left, for the quick rebuilds that follow it. The
@@ -300,17 +308,17 @@ class Preview:
         log.info(f"Edited pages rebuilt: {len(first)} in {shown - start:.2f} s")
 
         def rest() -> None:
-            # The lists and links that show the edit first (category and tag pages, the pages
-            # linking to it), then a reload; then the pages of the whole site and the exports,
-            # which take longest, then another reload and the search index.
+            # The category and tag lists that show the edit first (small pages, where a new
+            # or removed entry is looked for), then a reload; then the pages linking to it, the
+            # pages of the whole site and the exports, then another reload and the search index.
             pages_left = {n: t for n, t in changed.items() if n not in first}
-            lists = {n: t for n, t in pages_left.items() if n not in WHOLE_SITE}
-            if not self._write(last, lists, {}, "Lists and links that show them", shown, host):
+            lists = {n: t for n, t in pages_left.items() if is_list(n)}
+            if not self._write(last, lists, {}, "Lists that show them", shown, host):
                 return
             files = export_files(enc, site.base_url, self.reuse)
             files_left = {n: t for n, t in files.items() if self.built.get(n) != t}
-            whole = {n: t for n, t in pages_left.items() if n in WHOLE_SITE}
-            if self._write(last, whole, files_left, "Site pages and files", shown, host):
+            others = {n: t for n, t in pages_left.items() if n not in lists}
+            if self._write(last, others, files_left, "Other pages and files", shown, host):
                 host.indexed(last.config)
 
         self.builds.later(rest)
@@ -354,6 +362,7 @@ __all__ = [
     "add_pages",
     "categories",
     "fingerprint",
+    "is_list",
     "remove_output",
     "remove_pages",
     "write_files",

@@ -121,8 +121,8 @@ def test_dirty_preview_rebuilds_an_edit_to_entries_quickly(tmp_path: Path) -> No
             wait_for(lambda at=shows: "Alpha quickly edited" in (fetch(site + at) or ""), shows)
         text = log.read_text()
         assert "Edited pages rebuilt: 1 in" in text
-        assert "Lists and links that show them rebuilt:" in text
-        assert "Site pages and files rebuilt:" in text
+        assert "Lists that show them rebuilt:" in text
+        assert "Other pages and files rebuilt:" in text
 
         # A new entry: its page, then its category's list and the exports.
         new = entries / "memory" / "delta-new.yaml"

@@ -7,7 +7,7 @@ import os
 import threading
 from pathlib import Path
 
-from generator.preview import Builds, fingerprint, write_files
+from generator.preview import Builds, fingerprint, is_list, write_files
 
 
 def test_fingerprint_changes_with_any_file_under_the_inputs(tmp_path: Path) -> None:
@@ -62,3 +62,9 @@ def test_files_are_written_where_the_site_serves_them(tmp_path: Path) -> None:
     write_files(tmp_path, {"api/errors/w0.json": "{}\n", "api/entries.json": "[]\n"})
     assert (tmp_path / "api" / "errors" / "w0.json").read_text() == "{}\n"
     assert (tmp_path / "api" / "entries.json").read_text() == "[]\n"
+
+
+def test_the_lists_are_told_from_the_other_generated_pages() -> None:
+    lists = ["memory/index.md", "memory/page/2.md", "tags/oom.md", "tags/oom/page/3.md"]
+    others = ["memory/cuda-out-of-memory.md", "index.md", "tags/index.md", "severity.md"]
+    assert [is_list(n) for n in lists + others] == [True] * 4 + [False] * 4
