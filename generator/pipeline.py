@@ -5,6 +5,7 @@ stage is a module of its own and this is the one place that calls them in order.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -93,14 +94,20 @@ def build_site(
 
 
 def render_pages(
-    encyclopedia: Encyclopedia, edit_url: str | None, overrides: Path, reuse: Reuse | None = None
+    encyclopedia: Encyclopedia,
+    edit_url: str | None,
+    overrides: Path,
+    reuse: Reuse | None = None,
+    only: Callable[[str], bool] | None = None,
 ) -> tuple[RenderedPage, ...]:
-    """The generated Markdown pages (build_site's first stage)."""
+    """The generated Markdown pages (build_site's first stage); with `only`, the others are
+    not rendered (render.each_page)."""
     # Imported here: the wheel's build step checks and ships the entries with only the loading
     # stages installed (setup.py), without Jinja2 and Pygments.
     from .render import render_site
 
-    return tuple(render_site(encyclopedia, edit_url, overrides, reuse.pages if reuse else None))
+    memo = reuse.pages if reuse else None
+    return tuple(render_site(encyclopedia, edit_url, overrides, memo, only))
 
 
 def export_files(

@@ -15,13 +15,14 @@ theme's overrides) takes the full build.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.plugins import get_plugin_logger
@@ -34,6 +35,9 @@ from .load import LoadCache
 from .model import Entry
 from .pipeline import Reuse, build_encyclopedia, export_files, render_pages
 from .problems import EntryError, Problem
+
+if TYPE_CHECKING:
+    from .render import RenderedPage
 
 log = get_plugin_logger("generator.plugin")
 
@@ -278,12 +282,14 @@ class Preview:
             host.broken(tuple(err.problems))
             log.info(f"Problems named in {time.perf_counter() - start:.2f} s; nothing rebuilt")
             return True
-        rendered = render_pages(enc, site.edit_url, site.overrides, self.reuse)
-        pages = {p.src_uri: p.markdown for p in rendered}
         if categories(enc) != last.categories:
             return _full_because("a category was added, removed or renamed")
-        host.showing(enc)
         edited = {p.src_uri for p in enc.pages.values() if self.shown.get(p.id) is not p.entry}
+        # The edited entries' pages are rendered now; every other page only gives its path here
+        # and is rendered in the second half.
+        rendered = render_pages(enc, site.edit_url, site.overrides, self.reuse, edited.__contains__)
+        pages = {p.src_uri: p.markdown for p in rendered}
+        host.showing(enc)
         self.shown = {p.id: p.entry for p in enc.pages.values()}
         gone = self.pages - pages.keys()
         new = {n: text for n, text in pages.items() if n not in self.pages}
@@ -296,8 +302,7 @@ class Preview:
         for name in gone:
             self.built.pop(name, None)
         self.pages = frozenset(pages)
-        changed = {n: text for n, text in pages.items() if self.built.get(n) != text}
-        first = {n: text for n, text in changed.items() if n in edited}
+        first = {n: pages[n] for n in edited if self.built.get(n) != pages[n]}
         try:
             write_pages(last, first)
         except Exception as err:  # the full build reports it as it reports any failed page
@@ -311,18 +316,22 @@ class Preview:
             # The category and tag lists that show the edit first (small pages, where a new
             # or removed entry is looked for), then a reload; then the pages linking to it, the
             # pages of the whole site and the exports, then another reload and the search index.
-            pages_left = {n: t for n, t in changed.items() if n not in first}
-            lists = {n: t for n, t in pages_left.items() if is_list(n)}
+            render = functools.partial(render_pages, enc, site.edit_url, site.overrides, self.reuse)
+            lists = {n: t for n, t in self._changed(render(is_list)).items() if is_list(n)}
             if not self._write(last, lists, {}, "Lists that show them", shown, host):
                 return
+            others = self._changed(render())
             files = export_files(enc, site.base_url, self.reuse)
             files_left = {n: t for n, t in files.items() if self.built.get(n) != t}
-            others = {n: t for n, t in pages_left.items() if n not in lists}
             if self._write(last, others, files_left, "Other pages and files", shown, host):
                 host.indexed(last.config)
 
         self.builds.later(rest)
         return True
+
+    def _changed(self, rendered: Iterable[RenderedPage]) -> dict[str, str]:
+        """The pages whose text differs from what was last written."""
+        return {p.src_uri: p.markdown for p in rendered if self.built.get(p.src_uri) != p.markdown}
 
     def _write(
         self,

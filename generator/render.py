@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import html
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -222,9 +222,10 @@ def render_site(
     edit_url: str | None,
     override_dir: Path | None = None,
     memo: PageMemo | None = None,
+    only: Callable[[str], bool] | None = None,
 ) -> list[RenderedPage]:
     """Every generated page of the site, in a stable order (see `each_page`)."""
-    return list(each_page(enc, edit_url, override_dir, memo))
+    return list(each_page(enc, edit_url, override_dir, memo, only))
 
 
 def each_page(
@@ -232,11 +233,14 @@ def each_page(
     edit_url: str | None,
     override_dir: Path | None = None,
     memo: PageMemo | None = None,
+    only: Callable[[str], bool] | None = None,
 ) -> Iterator[RenderedPage]:
     """Every generated page of the site, in a stable order. `memo` (a preview's) holds the last
     text of each page with the template and a key of everything the page is rendered from; a
     preview keeps the records of unchanged files, so comparing keys is cheap (a tuple compares
-    the same record by identity first) and a rebuild renders only pages whose inputs changed."""
+    the same record by identity first) and a rebuild renders only pages whose inputs changed.
+    With `only`, a page it refuses is not rendered: it comes with the text it last had (empty
+    when none), for a preview that needs every page's path but writes only some pages now."""
     env = environment(override_dir)
     # What the pages that show the whole encyclopedia (home, overviews) are rendered from. Each
     # entry goes in with its category and id: a record does not hold its id (the file name
@@ -260,8 +264,10 @@ def each_page(
             return Md(relative_uri(src_uri, target if isinstance(target, str) else target.src_uri))
 
         edit = edit_url.format(path=edit_path) if edit_url and edit_path else None
-        compiled = env.get_template(template)
         last = memo.get(src_uri) if memo is not None else None
+        if only is not None and not only(src_uri):
+            return RenderedPage(src_uri, last[2] if last else "", edit_path)
+        compiled = env.get_template(template)
         if last and last[0] is compiled and last[1] == (key, edit):
             return RenderedPage(src_uri, last[2], edit_path)
         page = context.get("page")
