@@ -34,11 +34,11 @@ _PREFIX = (
     r"(?:[ \t]?\[(?:[Rr]ank ?|default)?[0-9]{1,9}\]: ?"
     r"|\([A-Za-z_][A-Za-z0-9_]* pid=[0-9]+(?:, ip=[0-9.]+)?\) ?)?"
 )
-# A frame line starts a segment: at the start of the text or after a break.
-FRAME = re.compile(
-    r"(?<![^\r\n])" + _PREFIX + r'[ \t]*File "([^"\r\n]+)", line [0-9]+, in ([^\r\n]*?)[ \t]*'
-    r"(?=[\r\n]|$)"
-)
+# A frame line: `File "...` first, so that the search skips to that literal (in C), then what
+# comes before it on its line (LEAD) checked on its own: the same as asking for LEAD from the
+# segment's start, about twice as fast on a log full of other lines.
+FRAME = re.compile(r'File "([^"\r\n]+)", line [0-9]+, in ([^\r\n]*?)[ \t]*(?=[\r\n]|$)')
+LEAD = re.compile(_PREFIX + r"[ \t]*")
 PREFIX = re.compile(_PREFIX)
 EXCEPTION = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?::.*)?")
 _BREAK = re.compile(r"\r\n|\r|\n")
@@ -114,6 +114,10 @@ class Reader:
         """Read `text`, whose first segment is on `line`."""
         pos, at_line = 0, line
         for m in FRAME.finditer(text):
+            start = text.rfind("\n", 0, m.start()) + 1
+            start = text.rfind("\r", start, m.start()) + 1 or start  # the segment's start
+            if LEAD.fullmatch(text, start, m.start()) is None:
+                continue
             if self.frames:
                 self._walk(text, pos, m.start(), at_line)
             at_line += text.count("\n", pos, m.start())

@@ -814,8 +814,9 @@ function DiagnoseCoreFactory() {
   var MAX_FRAMES = 256, WITHIN = 8;
   var FRAME_PREFIX = "(?:[ \\t]?\\[(?:[Rr]ank ?|default)?[0-9]{1,9}\\]: ?" +
     "|\\([A-Za-z_][A-Za-z0-9_]* pid=[0-9]+(?:, ip=[0-9.]+)?\\) ?)?";
-  var FRAME = new RegExp("(?<![^\\r\\n])" + FRAME_PREFIX +
-    '[ \\t]*File "([^"\\r\\n]+)", line [0-9]+, in ([^\\r\\n]*?)[ \\t]*(?=[\\r\\n]|$)', "g");
+  /* `File "` first, then what comes before it on its line checked apart (frames.py's LEAD). */
+  var FRAME = new RegExp('File "([^"\\r\\n]+)", line [0-9]+, in ([^\\r\\n]*?)[ \\t]*(?=[\\r\\n]|$)', "g");
+  var LEAD = new RegExp("^" + FRAME_PREFIX + "[ \\t]*$");
   var FRAME_PREFIX_AT = new RegExp("^" + FRAME_PREFIX);
   var EXCEPTION_LINE = /^([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?::[\s\S]*)?$/;
   var BREAK_AT = /\r\n|\r|\n/y, NEXT_BREAK = /\r\n|\r|\n/g;
@@ -857,13 +858,16 @@ function DiagnoseCoreFactory() {
     var pos = 0, line = 1, m;
     FRAME.lastIndex = 0;
     while ((m = FRAME.exec(text)) !== null) {
+      var start = text.lastIndexOf("\n", m.index - 1) + 1;
+      var lead = text.slice(start, m.index);
+      lead = lead.slice(lead.lastIndexOf("\r") + 1);  /* the segment's start */
+      if (!LEAD.test(lead)) continue;
       if (frames.length) walk(pos, m.index, line);
       for (var i = pos; i < m.index; i++) if (text.charCodeAt(i) === 10) line += 1;
       frames.push(["/" + asciiLower(m[1].replace(/\\/g, "/")), m[2]]);
       if (frames.length > MAX_FRAMES) frames.splice(0, frames.length - MAX_FRAMES);
       after = 0;
       pos = m.index + m[0].length;
-      if (m[0].length === 0) FRAME.lastIndex += 1;
     }
     if (frames.length) walk(pos, text.length, line);
     return found;
