@@ -112,6 +112,10 @@ def diagnosis(
             # a log file's name is the reader's data too: shown, not obeyed
             where = style.paint(visible(locate(ev.line)) + ":", "dim")
             out += _wrap(ev.text, style, "       ", f"   {where} ")
+            # A traceback named by its structure (frames.py): say what matched.
+            whys = [e.signature for e in match.evidence if e.line == ev.line]
+            for why in (w for w in whys if w.startswith("raised: ")):
+                out += _wrap(why, style, "         ")
         for alt in matches:
             if alt.also_possible_for == match.id:
                 out += _wrap(

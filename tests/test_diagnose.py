@@ -94,6 +94,18 @@ def test_evidence_names_line_text_and_signature() -> None:
     )
 
 
+def test_the_terminal_says_what_named_a_traceback(tmp_path: Path) -> None:
+    """A line matched by a `raised` rule has no text to mark: the terminal says what matched."""
+    log = tmp_path / "train.log"
+    log.write_text(json.loads((VECTORS / "raised-windows-crlf.json").read_text())["log"])
+    index = str(VECTORS / "index.json")
+    text = CliRunner().invoke(main, ["diagnose", str(log), "--index", index, "--color", "never"])
+    assert text.exit_code == 0, text.output
+    lines = text.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if "OSError: [Errno 28]" in line)
+    assert lines[at + 1].strip() == "raised: OSError in torch/serialization.py, save"
+
+
 def test_cli_json_and_exit_codes(tmp_path: Path) -> None:
     log = tmp_path / "train.log"
     log.write_text(json.loads((VECTORS / "multirank-oom-then-timeout.json").read_text())["log"])

@@ -219,6 +219,10 @@
         var row = el("li");
         row.appendChild(el("span", "enc-evidence-line", "line " + e.line));
         row.appendChild(highlighted(e.text, e.signatures));
+        /* A traceback named by its structure: say what matched, since no text is marked. */
+        e.signatures.forEach(function (sig) {
+          if (sig.indexOf("raised: ") === 0) row.appendChild(el("span", "enc-evidence-why", sig));
+        });
         ev.appendChild(row);
       });
       item.appendChild(ev);
