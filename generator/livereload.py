@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .problems import Problem
+from .problems import Problem, counted
 
 # Where the poller lives in the preview's site folder.
 SCRIPT_PATH = "_preview/livereload.js"
@@ -76,10 +76,9 @@ def problems_banner(problems: tuple[Problem, ...]) -> str:
     """The notice every served page shows while an entry is broken. Problems quote contributor
     text, so every line is HTML-escaped."""
     items = "".join(f"<li><code>{html.escape(str(p))}</code></li>" for p in problems)
-    count = len(problems)
     return (
         '<div class="admonition failure enc-problems" role="alert">'
-        f'<p class="admonition-title">{count} problem{"s" if count != 1 else ""} in entries: '
+        f'<p class="admonition-title">{counted(problems)}: '
         "this preview shows the last version that built; fix these and it reloads</p>"
         f"<ul>{items}</ul></div>"
     )

@@ -30,7 +30,7 @@ from .link import Encyclopedia
 from .link import Page as EntryPage
 from .pipeline import build_encyclopedia, build_site, export_files
 from .preview import Preview, PreviewFile, Site, fingerprint, remove_output
-from .problems import EntryError, Problem
+from .problems import EntryError, Problem, counted
 from .render import TEMPLATES, each_page
 
 log = get_plugin_logger(__name__)
@@ -161,12 +161,10 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
             return
         except EntryError as err:
             problems = tuple(err.problems)
-        count = len(problems)
-        summary = f"{count} problem{'s' if count != 1 else ''} in entries"
         if not self.serving:
             for problem in problems:
                 log.error(str(problem))
-            raise PluginError(f"{summary}; nothing was built") from None
+            raise PluginError(f"{counted(problems)}; nothing was built") from None
         # A preview keeps answering: the last good site, each served page naming the problems.
         self.encyclopedia = self.last_good or EMPTY
         self.broken(problems)
@@ -177,11 +175,8 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):  # type: ignore[no-unt
         rebuild in strict mode, leaving every request hanging."""
         for problem in problems:
             print(problem, file=sys.stderr)
-        count = len(problems)
         print(
-            f"{count} problem{'s' if count != 1 else ''} in entries; "
-            "the preview shows the last version that built",
-            file=sys.stderr,
+            f"{counted(problems)}; the preview shows the last version that built", file=sys.stderr
         )
         self.problems = problems
 

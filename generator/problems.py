@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .text import visible
@@ -33,6 +34,11 @@ class Problem:
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}:{self.col}: {self.message}; {self.fix}"
+
+
+def counted(problems: Sequence[Problem]) -> str:
+    """`N problem(s) in entries`: how the build, the terminal and the banner sum them up."""
+    return f"{len(problems)} problem{'s' if len(problems) != 1 else ''} in entries"
 
 
 class EntryError(Exception):
