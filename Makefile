@@ -42,7 +42,7 @@ new: $(SERVE_STAMP)
 bench: $(STAMP)
 	$(BIN)/python scripts/bench_diagnose.py
 
-# Build time, peak memory, plugin overhead and preview edit-to-visible (SIZES="shipped 1000 5000").
+# Build time, peak memory, plugin overhead and the preview's edit-to-reload in Chromium (SIZES="shipped 1000").
 bench-build: $(STAMP)
 	$(BIN)/python scripts/bench_build.py $(SIZES)
 
