@@ -68,6 +68,43 @@ def test_rebuild_with_caches_equals_a_fresh_build(tmp_path: Path) -> None:
     assert "memory/alpha-oom.md" in changed and "kernels/beta-illegal-access.md" in changed
 
 
+def test_a_renamed_new_or_removed_entry_leaves_no_stale_page(tmp_path: Path) -> None:
+    """A renamed file's record equals the old one (the id is the file's name, not a field):
+    the lists must still link the new page. A partial render (`only`, the preview's first
+    half) leaves the memo as good as a full one."""
+    entries = tmp_path / "entries"
+    shutil.copytree(FIXTURE_ENTRIES, entries)
+    cache, reuse = LoadCache(), Reuse()
+    _site(entries, cache, reuse)
+    gamma = entries / "kernels" / "tricky-text.yaml"
+    gamma.rename(entries / "kernels" / "tricky-text-renamed.yaml")
+    renamed = _site(entries, cache, reuse)
+    assert renamed == _site(entries, None)
+    assert "tricky-text-renamed.md" in renamed["kernels/index.md"]
+
+    alpha = entries / "memory" / "alpha-oom.yaml"
+    new = entries / "memory" / "delta-new.yaml"
+    new.write_text(
+        alpha.read_text()
+        .replace("title: Alpha out of memory", "title: Delta brand new")
+        .replace("aliases: [alpha-old]", "aliases: []")
+        .replace("alpha ran out of memory", "delta ran out of memory")
+        .replace("alpha_kernel_launch", "delta_kernel_launch")
+    )
+    enc = build_encyclopedia(entries, cache)
+    partial = render_site(
+        enc, "https://e/{path}", OVERRIDES, reuse.pages, "memory/delta-new.md".__eq__
+    )
+    assert "Delta brand new" in {p.src_uri: p.markdown for p in partial}["memory/delta-new.md"]
+    added = _site(entries, cache, reuse)
+    assert added == _site(entries, None)
+    assert "Delta brand new" in added["memory/index.md"]
+
+    new.unlink()
+    removed = _site(entries, cache, reuse)
+    assert removed == _site(entries, None) and "memory/delta-new.md" not in removed
+
+
 def test_a_broken_edit_is_reported_and_a_fix_recovers(tmp_path: Path) -> None:
     entries = tmp_path / "entries"
     shutil.copytree(FIXTURE_ENTRIES, entries)
