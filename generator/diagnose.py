@@ -448,7 +448,8 @@ class _Scanner:
         for sig in tried:
             hit = _match_at(sig, around)
             if hit is not None:
-                _record(self.candidates, self.index, sig, hit)
+                hit.order = sig.order
+                _record(self.candidates, self.index, sig.entry, sig.text, not sig.context, hit)
                 self.matched.add(sig.order)
                 word = sig.anchor.decode("latin-1")
                 self.unmatched[word] -= 1
@@ -470,7 +471,7 @@ class _Scanner:
                 rank = int(found.group(1)) if found else None
                 hit = Hit(raised.line, text.strip(" \t\f\v")[:500], rule.label, rank, False)
                 hit.weight, hit.order = rule.weight, offset + rule.order
-                _record_rule(self.candidates, self.index, rule, hit)
+                _record(self.candidates, self.index, rule.entry, rule.label, True, hit)
 
     def _root_block(self, text: str, pos: int) -> None:
         """Read the lines after torchrun's "Root Cause" header for `rank : N`."""
@@ -592,27 +593,16 @@ def _candidate(candidates: dict[str, Candidate], index: Index, entry: str) -> Ca
     return candidates[entry]
 
 
-def _record(candidates: dict[str, Candidate], index: Index, sig: Signature, hit: Hit) -> None:
-    cand = _candidate(candidates, index, sig.entry)
-    if not sig.context:
-        cand.primary = True
-    if sig.text not in cand.matched:
-        cand.matched.add(sig.text)
-        cand.score += sig.weight
-        hit.order = sig.order
-        bisect.insort(cand.hits, hit, key=lambda h: (h.line, h.order))
-        del cand.hits[MAX_EVIDENCE:]
-
-
-def _record_rule(
-    candidates: dict[str, Candidate], index: Index, rule: frames.Rule, hit: Hit
+def _record(
+    candidates: dict[str, Candidate], index: Index, entry: str, key: str, primary: bool, hit: Hit
 ) -> None:
-    """A traceback that a `raised` rule names: a primary match of the rule's entry."""
-    cand = _candidate(candidates, index, rule.entry)
-    cand.primary = True
-    if rule.label not in cand.matched:
-        cand.matched.add(rule.label)
-        cand.score += rule.weight
+    """A match of `entry` by a signature (its text as `key`) or a `raised` rule (its label): it
+    counts once, its hit among the earliest by line, ties in the order `hit.order` gives."""
+    cand = _candidate(candidates, index, entry)
+    cand.primary = cand.primary or primary
+    if key not in cand.matched:
+        cand.matched.add(key)
+        cand.score += hit.weight
         bisect.insort(cand.hits, hit, key=lambda h: (h.line, h.order))
         del cand.hits[MAX_EVIDENCE:]
 

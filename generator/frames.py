@@ -28,7 +28,6 @@ from typing import Any
 
 MAX_FRAMES = 256
 WITHIN = 8
-DEFAULT_WEIGHT = 6
 
 _PREFIX = (
     r"(?:[ \t]?\[(?:[Rr]ank ?|default)?[0-9]{1,9}\]: ?"
@@ -164,4 +163,4 @@ class Reader:
         yield from found
 
 
-__all__ = ["DEFAULT_WEIGHT", "FRAME", "Raised", "Reader", "Rule", "rules"]
+__all__ = ["FRAME", "Raised", "Reader", "Rule", "rules"]

@@ -150,33 +150,38 @@ def _in_order(wanted: Sequence[str], text: str) -> bool:
     return False
 
 
-def source_problem(sig: Signature, where: SignatureSource, index: PackageIndex) -> str | None:
-    """Why the source does not hold the signature, or None when it does."""
+def _release_file(where: SignatureSource, index: PackageIndex) -> bytes | str:
+    """The file a source names, read from its release, or why it cannot be."""
     spec = f"{where.package}=={where.version}"
     if not index.has(where.package, where.version):
         return f"{spec} is not a release on the package index"
     data = member(index.archive(where.package, where.version, where.platform), where.file)
-    if data is None:
-        return f"{spec} has no file {where.file}"
+    return f"{spec} has no file {where.file}" if data is None else data
+
+
+def source_problem(sig: Signature, where: SignatureSource, index: PackageIndex) -> str | None:
+    """Why the source does not hold the signature, or None when it does."""
+    data = _release_file(where, index)
+    if isinstance(data, str):
+        return data
     if not text_in(sig.text, data):
-        return f"the text of this signature is not in {where.file} of {spec}"
+        return (
+            f"the text of this signature is not in {where.file} of {where.package}=={where.version}"
+        )
     return None
 
 
 def frame_problem(function: str | None, where: SignatureSource, index: PackageIndex) -> str | None:
     """Why the source does not hold a `raised` rule's frame (the file, defining the function),
     or None when it does."""
-    spec = f"{where.package}=={where.version}"
-    if not index.has(where.package, where.version):
-        return f"{spec} is not a release on the package index"
-    data = member(index.archive(where.package, where.version, where.platform), where.file)
-    if data is None:
-        return f"{spec} has no file {where.file}"
+    data = _release_file(where, index)
+    if isinstance(data, str):
+        return data
     if (
         function is not None
         and re.search(rb"\bdef %s\(" % re.escape(function.encode()), data) is None
     ):
-        return f"{where.file} of {spec} defines no function `{function}`"
+        return f"{where.file} of {where.package}=={where.version} defines no function `{function}`"
     return None
 
 

@@ -292,14 +292,14 @@ function DiagnoseCoreFactory() {
     return cand;
   }
 
-  function record(state, index, sig, hit) {
-    var cand = candidateOf(state, index, sig.entry);
-    if (!sig.context) cand.primary = true;
-    if (!cand.matched.has(sig.text)) {
-      cand.matched.add(sig.text);
-      cand.score += sig.weight;
-      /* The earliest by line, one line's hits in signature order (diagnose.py's _record). */
-      hit.order = sig.order;
+  /* A match of `entry` by a signature (its text as `key`) or a `raised` rule (its label): it
+   * counts once, its hit among the earliest by line, ties in hit.order (diagnose.py's _record). */
+  function record(state, index, entry, key, primary, hit) {
+    var cand = candidateOf(state, index, entry);
+    if (primary) cand.primary = true;
+    if (!cand.matched.has(key)) {
+      cand.matched.add(key);
+      cand.score += hit.weight;
       var at = cand.hits.length;
       while (at > 0 && (cand.hits[at - 1].line > hit.line
              || (cand.hits[at - 1].line === hit.line && cand.hits[at - 1].order > hit.order))) at--;
@@ -366,7 +366,7 @@ function DiagnoseCoreFactory() {
           rec = hitRecord(sig, seg.line, decoded + " " + nextDecoded, norm, values);
         }
       }
-      if (rec) record(state, index, sig, rec);
+      if (rec) { rec.order = sig.order; record(state, index, sig.entry, sig.text, !sig.context, rec); }
     });
   }
 
@@ -880,23 +880,14 @@ function DiagnoseCoreFactory() {
   }
 
   function recordRule(state, index, rule, raised) {
-    var cand = candidateOf(state, index, rule.entry);
     var label = "raised: " + rule.exception + " in " + rule.frame.replace(/^\/+/, "") +
       (rule["function"] != null ? ", " + rule["function"] : "");
-    cand.primary = true;
-    if (cand.matched.has(label)) return;
-    cand.matched.add(label);
-    cand.score += rule.weight;
     var text = capSegment(raised.text);
     var found = RANK.exec(normalise(text));
     var hit = { line: raised.line, text: first500(text.replace(EDGE_SPACES, "")), signature: label,
                 rank: found ? parseInt(found[1], 10) : null, context: false, weight: rule.weight,
                 symptom: null, values: {}, order: index.signatures.length + rule.order };
-    var at = cand.hits.length;
-    while (at > 0 && (cand.hits[at - 1].line > hit.line
-           || (cand.hits[at - 1].line === hit.line && cand.hits[at - 1].order > hit.order))) at--;
-    cand.hits.splice(at, 0, hit);
-    if (cand.hits.length > MAX_EVIDENCE) cand.hits.length = MAX_EVIDENCE;
+    record(state, index, rule.entry, label, true, hit);
   }
 
   function diagnose(index, text, top) {
