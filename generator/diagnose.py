@@ -616,13 +616,19 @@ def _record_sighting(
     label = "signal: " + sighting.signal  # where a signature's text would be
     if label in cand.matched:
         return
+    # A signature of the entry that matched the line the reading ends on (a NaN loss line) has
+    # already counted that evidence: it is not counted twice.
+    last = sighting.lines[-1][0] if sighting.lines else None
+    if any(not h.signal and h.line == last for h in cand.hits):
+        return
     cand.primary = True
     cand.matched.add(label)
     score = metrics.SIGNAL_SCORES[sighting.signal]
     cand.score += score
     cand.readings.append(sighting.description)
+    shown = {h.line for h in cand.hits}
     for line, text in sighting.lines:
-        if len(cand.hits) < MAX_EVIDENCE:
+        if len(cand.hits) < MAX_EVIDENCE and line not in shown:
             found = _RANK.match(normalise(text))
             rank = int(found.group(1)) if found else None
             hit = Hit(line, text, label, rank, False, score, signal=True)

@@ -30,10 +30,19 @@ from typing import Protocol
 
 # Signal -> what it means (the entry format's documentation and validation use this table).
 SIGNALS: dict[str, str] = {
-    "loss-flat": "the loss stays within 2% of its first value for most of the run (20+ values)",
-    "loss-flat-at-ln2": "loss-flat at 0.6931, ln 2 (a pairwise loss such as DPO's, unmoved)",
+    "loss-flat": (
+        "the loss stays within 2% of its first value for most of the run (20+ values), or, from"
+        " one of its first 3 values on, within 0.5% of that value or 2% of a chance level ln k"
+        " (6+ values)"
+    ),
+    "loss-flat-at-ln2": (
+        "loss-flat at 0.6931, ln 2, in a log that names a preference run's metrics (DPO's loss,"
+        " unmoved)"
+    ),
     "loss-zero": "the loss is exactly 0 for most of the run from the start (10+ values)",
     "loss-rises": "the loss climbs to 3x and 1.0 above its lowest value so far, no NaN needed",
+    "loss-climbs": "the loss rises at each of its last 6 logged values, ending 10% up, no NaN",
+    "loss-nonfinite": "the loss turns nan or inf after 3+ finite values (the first such line)",
     "grad-norm-zero": "grad_norm is exactly 0 for 10+ logged values in a row",
     "lr-zero": "the learning rate is exactly 0 for 10+ logged values in a row",
     "memory-grows": "GPU memory in use rises (or free memory falls) at nearly every logged step",
@@ -49,6 +58,17 @@ ZERO_MIN = 10  # values of a zero loss, grad_norm or learning rate
 RISE_AFTER = 10  # finite loss values seen before a rise counts
 RISE_FACTOR = 3.0
 RISE_MARGIN = 1.0
+# A loss that settles from (nearly) the start: short logs of a run that learns nothing.
+SETTLE_STARTS = 3  # the settled stretch starts at one of the first 3 values (warm-up before it)
+SETTLE_MIN = 6  # values in the stretch
+SETTLE_BAND = 0.005  # relative to the stretch's first value
+CHANCE_BAND = 0.02  # relative to ln k, for a stretch at a chance level
+NONFINITE_AFTER = 3  # finite loss values before a non-finite one counts
+CLIMB_VALUES = 6  # the last values of the log, each above the one before
+CLIMB_GROWTH = 1.1
+# A flat ln 2 is DPO's unmoved loss only in a log of a preference run: these words say so (in a
+# binary classifier's log it is a chance level like any other).
+PAIRWISE_WORDS = ("rewards/", "logps/", "dpo")
 MEMORY_MIN = 10  # values in a monotone stretch of memory
 MEMORY_STEP_SHARE = 0.8  # of its steps, at least this share strictly rise (or fall, for free)
 MEMORY_GROWTH = 1.1  # the stretch ends at least 10% above (or below, for free) its start
@@ -78,13 +98,17 @@ _TAIL = (
 
 
 def key(
-    literal: str, rest: str = "", joined: tuple[str, ...] = (), other_run: tuple[str, ...] = ()
+    literal: str,
+    rest: str = "",
+    joined: tuple[str, ...] = (),
+    other_run: tuple[str, ...] = (),
+    bare: bool = True,
 ) -> str:
-    """A key's pattern: `literal` at a word start (or after one of the `joined` prefixes at a
-    word start), not right after one of the `other_run` words, then `rest` and the value. The
-    checks are lookbehinds after the literal, so that the search runs as fast as a plain
-    substring search for the literal (the same source runs in JavaScript)."""
-    starts = [f"(?<!{_WORD}{literal})"]
+    """A key's pattern: `literal` at a word start (unless not `bare`) or after one of the
+    `joined` prefixes at a word start, not right after one of the `other_run` words, then `rest`
+    and the value. The checks are lookbehinds after the literal, so that the search runs as fast
+    as a plain substring search for the literal (the same source runs in JavaScript)."""
+    starts = [f"(?<!{_WORD}{literal})"] if bare else []
     starts += [f"(?<={p}{literal})(?<!{_WORD}{p}{literal})" for p in joined]
     not_other = "".join(f"(?!(?<={w}{literal})(?<!{_WORD}{w}{literal}))" for w in other_run)
     return f"{literal}(?:{'|'.join(starts)}){not_other}{rest}{_TAIL}"
@@ -97,16 +121,25 @@ class Finder:
     unit: str  # "none": a plain number; "required": memory with a unit; "bytes": none is bytes
 
 
+_OTHER_RUN = ("val ", "valid ", "validation ", "eval ", "test ", "dev ")
 FINDERS: tuple[Finder, ...] = (
     Finder(
         "loss",
+        key("loss", joined=("train_", "train/", "training_"), other_run=_OTHER_RUN),
+        "none",
+    ),
+    # A validation loss tells only when it sits at a chance level (it may rise in a healthy
+    # run that overfits, and settle in one that has converged).
+    Finder(
+        "val_loss",
         key(
             "loss",
-            joined=("train_", "train/", "training_"),
-            other_run=("val ", "valid ", "validation ", "eval ", "test ", "dev "),
+            joined=(*_OTHER_RUN, "val_", "val/", "valid_", "validation_", "eval_", "eval/"),
+            bare=False,
         ),
         "none",
     ),
+    Finder("xent", key("xent"), "none"),  # OpenNMT-py's cross-entropy
     Finder("grad_norm", key("grad", r"(?:ient)?[_ ]norm"), "none"),
     Finder("lr", key("lr"), "none"),
     Finder("learning_rate", key("learning", "[_ ]rate"), "none"),
@@ -195,7 +228,8 @@ class _Series(Protocol):
 
 
 class _Loss:
-    def __init__(self) -> None:
+    def __init__(self, name: str = "loss") -> None:
+        self.name = name
         self.count = 0
         self.finite = 0
         self.first: Seen | None = None
@@ -209,6 +243,11 @@ class _Loss:
         self.least: tuple[float, Seen] | None = None  # the lowest finite value so far
         self.rise: tuple[float, Seen, Seen] | None = None  # (low value, low, risen)
         self.last: tuple[float, Seen] | None = None
+        self.finite_before = 0  # finite values before the first non-finite one
+        self.watching = True  # until the first non-finite value
+        self.nonfinite: tuple[Seen, Seen] | None = None  # (last finite, first non-finite)
+        self.tail: list[tuple[float, Seen]] = []  # the last CLIMB_VALUES finite values
+        self.ends_finite = True
 
     def add_all(self, values: list[float], mark: Mark) -> None:
         if not values:
@@ -218,6 +257,9 @@ class _Loss:
             self.first, self.first_value = mark(0), values[0]
         if self.flat:
             self._flat(values, mark)
+        if self.watching:
+            self._nonfinite(values, mark)
+        self._tail(values, mark)
         # The rise: every finite value against the lowest before it, until one rises; after
         # that only the last finite value matters.
         isfinite = math.isfinite
@@ -246,6 +288,35 @@ class _Loss:
         if last >= 0:
             self.last = (values[last], mark(last))
 
+    def _nonfinite(self, values: list[float], mark: Mark) -> None:
+        if math.isfinite(sum(values)):  # (a sum that overflows is checked value by value)
+            self.finite_before += len(values)
+            return
+        for i, value in enumerate(values):
+            if math.isfinite(value):
+                self.finite_before += 1
+                continue
+            self.watching = False
+            if self.finite_before >= NONFINITE_AFTER:
+                # The value before the first non-finite one is finite: in this batch, or the
+                # last finite value of an earlier one.
+                before = mark(i - 1) if i else (self.last[1] if self.last else None)
+                if before is not None:
+                    self.nonfinite = (before, mark(i))
+            return
+
+    def _tail(self, values: list[float], mark: Mark) -> None:
+        isfinite = math.isfinite
+        taken: list[tuple[float, Seen]] = []
+        for i in range(len(values) - 1, -1, -1):
+            if isfinite(values[i]):
+                taken.append((values[i], mark(i)))
+                if len(taken) == CLIMB_VALUES:
+                    break
+        self.ends_finite = isfinite(values[-1])
+        taken.reverse()
+        self.tail = (self.tail + taken)[-CLIMB_VALUES:]
+
     def _flat(self, values: list[float], mark: Mark) -> None:
         band = FLAT_BAND * abs(self.first_value) + FLAT_SLACK
         first = self.first_value
@@ -267,8 +338,14 @@ class _Loss:
             self.flat_last = mark(taken - 1)
 
     def refs(self) -> list[Seen | None]:
-        held = [x[1] for x in (self.low, self.high, self.least, self.last) if x]
-        return [self.first, self.flat_last, *held, *(self.rise[1:] if self.rise else ())]
+        held = [x[1] for x in (self.low, self.high, self.least, self.last, *self.tail) if x]
+        return [
+            self.first,
+            self.flat_last,
+            *held,
+            *(self.rise[1:] if self.rise else ()),
+            *(self.nonfinite or ()),
+        ]
 
     def sightings(self) -> list[Sighting]:
         out = []
@@ -277,11 +354,11 @@ class _Loss:
             span = f"the first {self.flat_count} of {self.count} logged values"
             where = _span(self.first, self.flat_last)
             if self.low[0] == 0 and self.high[0] == 0 and self.flat_count >= ZERO_MIN:
-                desc = f"loss is 0 for {span} ({where})"
+                desc = f"{self.name} is 0 for {span} ({where})"
                 out.append(Sighting("loss-zero", desc, _lines(self.first, self.flat_last)))
             elif self.flat_count >= FLAT_MIN:
                 desc = (
-                    f"loss stays between {self.low[1].shown} and {self.high[1].shown} for "
+                    f"{self.name} stays between {self.low[1].shown} and {self.high[1].shown} for "
                     f"{span} ({where})"
                 )
                 mean = self.flat_sum / self.flat_count
@@ -296,7 +373,8 @@ class _Loss:
         if self.rise and self.last:
             low, at, risen = self.rise
             desc = (
-                f"loss rises from {at.shown} (line {at.line}) to {risen.shown} (line {risen.line})"
+                f"{self.name} rises from {at.shown} (line {at.line}) to {risen.shown} "
+                f"(line {risen.line})"
             )
             seen = [at, risen]
             value, last = self.last
@@ -304,7 +382,146 @@ class _Loss:
                 desc += f" and is still {last.shown} at line {last.line}"
                 seen.append(last)
             out.append(Sighting("loss-rises", desc, _lines(*seen)))
+        elif self._climbs():
+            at, last = self.tail[0][1], self.tail[-1][1]
+            desc = (
+                f"{self.name} rises at each of its last {len(self.tail)} logged values, from "
+                f"{at.shown} (line {at.line}) to {last.shown} (line {last.line})"
+            )
+            out.append(Sighting("loss-climbs", desc, _lines(at, last)))
+        if self.nonfinite is not None:
+            before, bad = self.nonfinite
+            desc = (
+                f"{self.name} is {bad.shown} at line {bad.line}, its first non-finite value, "
+                f"after {self.finite_before} finite ones (the last {before.shown} at line "
+                f"{before.line})"
+            )
+            out.append(Sighting("loss-nonfinite", desc, _lines(before, bad)))
         return out
+
+    def _climbs(self) -> bool:
+        """The log ends on CLIMB_VALUES finite values, each above the one before, the last at
+        least CLIMB_GROWTH times the first."""
+        tail = self.tail
+        return (
+            self.ends_finite
+            and len(tail) == CLIMB_VALUES
+            and tail[0][0] > 0
+            and tail[-1][0] >= CLIMB_GROWTH * tail[0][0]
+            and all(tail[i][0] > tail[i - 1][0] for i in range(1, len(tail)))
+        )
+
+
+class _Band:
+    """A settled stretch from one of a series' first values: every value within `half` of
+    `center` (the stretch's first value, or the chance level ln `chance`)."""
+
+    __slots__ = ("center", "chance", "count", "first", "half", "high", "last", "low", "start")
+
+    def __init__(self, center: float, half: float, chance: int, start: int, seen: Seen) -> None:
+        self.center, self.half, self.chance, self.start = center, half, chance, start
+        self.count = 0
+        self.first = self.last = seen
+        self.low: tuple[float, Seen] | None = None
+        self.high: tuple[float, Seen] | None = None
+
+
+class _Settled:
+    """A loss that settles from (nearly) the start: from one of its first SETTLE_STARTS values
+    on, every value within SETTLE_BAND of that value, or (`chance_only` for a validation loss:
+    only this) within CHANCE_BAND of one chance level ln k, for SETTLE_MIN+ values and
+    FLAT_SHARE of the logged values."""
+
+    def __init__(self, name: str, chance_only: bool) -> None:
+        self.name, self.chance_only = name, chance_only
+        self.count = 0
+        self.open: list[_Band] = []  # stretches still holding
+        self.ended: list[_Band] = []  # stretches that held SETTLE_MIN+ values, then broke
+
+    def add_all(self, values: list[float], mark: Mark) -> None:
+        for i, value in enumerate(values):
+            index = self.count + i
+            if index < SETTLE_STARTS:
+                self._open(value, index, i, mark)
+            elif not self.open:
+                break
+            kept = []
+            for band in self.open:
+                if abs(value - band.center) <= band.half:  # also false for NaN and inf
+                    seen = band.last = mark(i)
+                    band.count += 1
+                    if band.low is None or value < band.low[0]:
+                        band.low = (value, seen)
+                    if band.high is None or value > band.high[0]:
+                        band.high = (value, seen)
+                    kept.append(band)
+                elif band.count >= SETTLE_MIN:
+                    self.ended.append(band)
+            self.open = kept
+        self.count += len(values)
+
+    def _open(self, value: float, index: int, i: int, mark: Mark) -> None:
+        if not math.isfinite(value) or value == 0:  # (a zero loss is loss-zero's case)
+            return
+        seen = mark(i)
+        if not self.chance_only:
+            self.open.append(_Band(value, SETTLE_BAND * abs(value), 0, index, seen))
+        near = [c for c in CHANCE if abs(value - c[1]) <= CHANCE_BAND * c[1]]
+        if near:
+            k, ln, _ = min(near, key=lambda c: abs(value - c[1]))
+            self.open.append(_Band(ln, CHANCE_BAND * ln, k, index, seen))
+
+    def refs(self) -> list[Seen | None]:
+        return [s for b in (*self.open, *self.ended) for s in (b.first, b.last, *_ends(b))]
+
+    def sightings(self) -> list[Sighting]:
+        bands = [
+            b
+            for b in (*self.ended, *self.open)
+            if b.count >= SETTLE_MIN and b.count >= FLAT_SHARE * self.count
+        ]
+        if not bands:
+            return []
+        # The longest stretch; at one length, the earliest, then one at a chance level.
+        best = min(bands, key=lambda b: (-b.count, b.start, b.chance == 0))
+        assert best.low is not None and best.high is not None
+        desc = (
+            f"{self.name} stays between {best.low[1].shown} and {best.high[1].shown} for "
+            f"{best.count} of {self.count} logged values from value {best.start + 1} "
+            f"({_span(best.first, best.last)})"
+        )
+        out = []
+        if best.chance:
+            ln = next(c[2] for c in CHANCE if c[0] == best.chance)
+            desc += f"; about ln {best.chance} = {ln}, a uniform guess over {best.chance} choices"
+        lines = _lines(best.first, best.last)
+        out.append(Sighting("loss-flat", desc, lines))
+        if best.chance == 2:
+            out.append(Sighting("loss-flat-at-ln2", desc, lines))
+        return out
+
+
+def _ends(band: _Band) -> tuple[Seen, ...]:
+    return tuple(x[1] for x in (band.low, band.high) if x)
+
+
+class _Both:
+    """Two detectors on one series; a signal the first gives is not repeated by the second."""
+
+    def __init__(self, first: _Series, second: _Series) -> None:
+        self.first, self.second = first, second
+
+    def add_all(self, values: list[float], mark: Mark) -> None:
+        self.first.add_all(values, mark)
+        self.second.add_all(values, mark)
+
+    def refs(self) -> list[Seen | None]:
+        return [*self.first.refs(), *self.second.refs()]
+
+    def sightings(self) -> list[Sighting]:
+        out = self.first.sightings()
+        given = {s.signal for s in out}
+        return out + [s for s in self.second.sightings() if s.signal not in given]
 
 
 class _ZeroRun:
@@ -457,8 +674,10 @@ _NAMES = {
 
 
 def _detector(series: str) -> _Series:
-    if series == "loss":
-        return _Loss()
+    if series in ("loss", "xent"):
+        return _Both(_Loss(series), _Settled(series, chance_only=False))
+    if series == "val_loss":
+        return _Settled("validation loss", chance_only=True)
     if series == "grad_norm":
         return _ZeroRun("grad-norm-zero", "grad_norm")
     if series in ("lr", "learning_rate"):
@@ -471,10 +690,13 @@ class Reader:
 
     def __init__(self) -> None:
         self.series = {finder.series: _detector(finder.series) for finder in FINDERS}
+        self.pairwise = False  # the log names a preference run's metrics (PAIRWISE_WORDS)
 
     def feed(self, text: str, low: str, line: int) -> None:
         """Read one chunk: `text` as latin-1, `low` the same ASCII-lower-cased, `line` its first
         line number."""
+        if not self.pairwise:
+            self.pairwise = any(word in low for word in PAIRWISE_WORDS)
         for finder in FINDERS:
             if finder.unit == "smi" and _SMI_GATE.search(low) is None:
                 continue
@@ -490,7 +712,8 @@ class Reader:
                 _resolve(finder, text, low, line, held, len(values))
 
     def sightings(self) -> list[Sighting]:
-        return [s for series in self.series.values() for s in series.sightings()]
+        found = [s for series in self.series.values() for s in series.sightings()]
+        return [s for s in found if self.pairwise or s.signal != "loss-flat-at-ln2"]
 
 
 def _resolve(finder: Finder, text: str, low: str, line: int, held: list[Seen], total: int) -> None:

@@ -51,6 +51,8 @@ MetricSignal = Literal[
     "loss-flat-at-ln2",
     "loss-zero",
     "loss-rises",
+    "loss-climbs",
+    "loss-nonfinite",
     "grad-norm-zero",
     "lr-zero",
     "memory-grows",

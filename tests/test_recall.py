@@ -50,7 +50,9 @@ def test_out_of_scope_log_gets_no_confident_answer(case: object) -> None:
 
 
 # Metric-only logs (tests/recall_metrics/): real runs whose failure shows only in logged numbers,
-# gathered before the metric detectors were tuned (held out). Not every one is recognised yet
+# gathered before the metric detectors were tuned (held out for their first version; the readings
+# added on 2026-12-04 were widened on its misses, so it is a development set now, and
+# tests/recall_metrics_heldout/ the held-out one). Not every one is recognised yet
 # (`python scripts/recall.py --cases tests/recall_metrics` prints the figures); none may name a
 # wrong entry first, and a healthy run's log gets no answer at all.
 METRIC_CASES = load_cases(ROOT / "tests" / "recall_metrics")
@@ -100,3 +102,29 @@ def test_the_held_out_round_names_real_entries_from_threads_cited_nowhere_else()
 def test_a_held_out_out_of_scope_log_gets_no_confident_answer(case: object) -> None:
     outcome = run(INDEX, case)  # type: ignore[arg-type]
     assert not outcome.confident, f"confidently named {outcome.ids[0]}"
+
+
+# The held-out metric round (tests/recall_metrics_heldout/): 26 real metric-only logs gathered on
+# 2026-12-04 by a helper that never saw the detectors, before the settled-loss, first non-finite,
+# climb and validation-loss readings were measured on them. Not tuned on: `python
+# scripts/recall.py --cases tests/recall_metrics_heldout` prints the figures (without --misses).
+METRIC_HELDOUT_CASES = load_cases(ROOT / "tests" / "recall_metrics_heldout")
+
+
+def test_the_held_out_metric_round_comes_from_threads_cited_nowhere_else() -> None:
+    assert len([c for c in METRIC_HELDOUT_CASES if c.expect]) >= 20
+    assert len([c for c in METRIC_HELDOUT_CASES if not c.expect]) >= 5
+    others = {c.source for c in (*CASES, *METRIC_CASES, *HELDOUT_CASES)}
+    sources = [c.source for c in METRIC_HELDOUT_CASES]
+    assert len(set(sources)) == len(sources) and not set(sources) & others
+    for case in METRIC_HELDOUT_CASES:
+        assert set(case.accepted) <= ENTRY_IDS, case.name
+
+
+@pytest.mark.parametrize("case", METRIC_HELDOUT_CASES, ids=lambda c: c.name)
+def test_a_held_out_metric_log_never_gets_a_wrong_first_answer(case: object) -> None:
+    outcome = run(INDEX, case)  # type: ignore[arg-type]
+    if outcome.case.expect:
+        assert not outcome.ids or outcome.top1, f"got {list(outcome.ids[:3])}"
+    else:
+        assert not outcome.ids, f"a healthy run got {list(outcome.ids[:3])}"

@@ -423,9 +423,13 @@ function DiagnoseCoreFactory() {
   /* Metric lines: failures a log shows only in its numbers (generator/metrics.py documents the
    * semantics and the thresholds; both halves pass tests/diagnose_vectors/). */
   var SIGNAL_SCORES = { "loss-flat": 8, "loss-flat-at-ln2": 10, "loss-zero": 8, "loss-rises": 8,
-                        "grad-norm-zero": 8, "lr-zero": 8, "memory-grows": 8 };
+                        "loss-climbs": 8, "loss-nonfinite": 8, "grad-norm-zero": 8, "lr-zero": 8,
+                        "memory-grows": 8 };
   var FLAT_MIN = 20, FLAT_SHARE = 0.8, FLAT_BAND = 0.02, FLAT_SLACK = 0.001, ZERO_MIN = 10;
   var RISE_AFTER = 10, RISE_FACTOR = 3.0, RISE_MARGIN = 1.0;
+  var SETTLE_STARTS = 3, SETTLE_MIN = 6, SETTLE_BAND = 0.005, CHANCE_BAND = 0.02;
+  var NONFINITE_AFTER = 3, CLIMB_VALUES = 6, CLIMB_GROWTH = 1.1;
+  var PAIRWISE_WORDS = ["rewards/", "logps/", "dpo"];
   var MEMORY_MIN = 10, MEMORY_STEP_SHARE = 0.8, MEMORY_GROWTH = 1.1;
   var CHANCE = [[2, 0.6931471805599453, "0.6931"], [10, 2.302585092994046, "2.3026"],
                 [100, 4.605170185988092, "4.6052"], [1000, 6.907755278982137, "6.9078"],
@@ -439,8 +443,9 @@ function DiagnoseCoreFactory() {
     "(?:[ \\t]?(gib|mib|kib|gb|mb|kb|g|m|bytes))?(?!\\.?[a-z0-9_])";
   /* A key at a word start (or after a joined prefix at one), not after another run's word:
    * the same source as generator/metrics.py's key(). */
-  function key(literal, rest, joined, otherRun) {
-    var starts = ["(?<!" + WORD + literal + ")"].concat((joined || []).map(function (p) {
+  function key(literal, rest, joined, otherRun, bare) {
+    var bareStart = bare === false ? [] : ["(?<!" + WORD + literal + ")"];
+    var starts = bareStart.concat((joined || []).map(function (p) {
       return "(?<=" + p + literal + ")(?<!" + WORD + p + literal + ")";
     }));
     var notOther = (otherRun || []).map(function (w) {
@@ -448,9 +453,12 @@ function DiagnoseCoreFactory() {
     }).join("");
     return literal + "(?:" + starts.join("|") + ")" + notOther + (rest || "") + TAIL;
   }
+  var OTHER_RUN = ["val ", "valid ", "validation ", "eval ", "test ", "dev "];
   var FINDERS = [
-    ["loss", key("loss", "", ["train_", "train/", "training_"],
-                 ["val ", "valid ", "validation ", "eval ", "test ", "dev "]), "none"],
+    ["loss", key("loss", "", ["train_", "train/", "training_"], OTHER_RUN), "none"],
+    ["val_loss", key("loss", "", OTHER_RUN.concat(["val_", "val/", "valid_", "validation_",
+                                                   "eval_", "eval/"]), [], false), "none"],
+    ["xent", key("xent"), "none"],
     ["grad_norm", key("grad", "(?:ient)?[_ ]norm"), "none"],
     ["lr", key("lr"), "none"],
     ["learning_rate", key("learning", "[_ ]rate"), "none"],
@@ -477,7 +485,10 @@ function DiagnoseCoreFactory() {
   }
 
   function detector(series) {
-    if (series === "loss") return new LossSeries();
+    if (series === "loss" || series === "xent") {
+      return new Both(new LossSeries(series), new Settled(series, false));
+    }
+    if (series === "val_loss") return new Settled("validation loss", true);
     if (series === "grad_norm") return new ZeroRun("grad-norm-zero", "grad_norm");
     if (series === "lr" || series === "learning_rate") {
       return new ZeroRun("lr-zero", SERIES_NAMES[series]);
@@ -504,10 +515,13 @@ function DiagnoseCoreFactory() {
       : "lines " + first.line + "-" + last.line;
   }
 
-  function LossSeries() {
+  function LossSeries(name) {
+    this.name = name;
     this.count = 0; this.finite = 0; this.first = null; this.firstValue = 0;
     this.flat = true; this.flatCount = 0; this.flatSum = 0; this.flatLast = null;
     this.low = null; this.high = null; this.least = null; this.rise = null; this.last = null;
+    this.finiteBefore = 0; this.watching = true; this.nonfinite = null;
+    this.tail = []; this.endsFinite = true;
   }
   LossSeries.prototype.add = function (value, seen) {
     this.count += 1;
@@ -524,7 +538,20 @@ function DiagnoseCoreFactory() {
         this.flat = false;
       }
     }
+    if (this.watching) {
+      if (isFinite(value)) {
+        this.finiteBefore += 1;
+      } else {
+        this.watching = false;
+        if (this.finiteBefore >= NONFINITE_AFTER && this.last) {
+          this.nonfinite = [this.last[1], seen];
+        }
+      }
+    }
+    this.endsFinite = isFinite(value);
     if (!isFinite(value)) return;
+    this.tail.push([value, seen]);
+    if (this.tail.length > CLIMB_VALUES) this.tail.shift();
     if (this.rise === null && this.least !== null && this.finite >= RISE_AFTER) {
       var low = this.least[0];
       if (value >= RISE_FACTOR * low && value - low >= RISE_MARGIN) {
@@ -543,10 +570,10 @@ function DiagnoseCoreFactory() {
       var where = span(this.first, this.flatLast);
       var lines = seenLines(this.first, this.flatLast);
       if (this.low[0] === 0 && this.high[0] === 0 && this.flatCount >= ZERO_MIN) {
-        out.push({ signal: "loss-zero", description: "loss is 0 for " + spanText + " (" +
+        out.push({ signal: "loss-zero", description: this.name + " is 0 for " + spanText + " (" +
                    where + ")", lines: lines });
       } else if (this.flatCount >= FLAT_MIN) {
-        var desc = "loss stays between " + this.low[1].shown + " and " + this.high[1].shown +
+        var desc = this.name + " stays between " + this.low[1].shown + " and " + this.high[1].shown +
           " for " + spanText + " (" + where + ")";
         var mean = this.flatSum / this.flatCount;
         var best = null;
@@ -566,7 +593,7 @@ function DiagnoseCoreFactory() {
     }
     if (this.rise && this.last) {
       var low = this.rise[0], at = this.rise[1], risen = this.rise[2];
-      var text = "loss rises from " + at.shown + " (line " + at.line + ") to " + risen.shown +
+      var text = this.name + " rises from " + at.shown + " (line " + at.line + ") to " + risen.shown +
         " (line " + risen.line + ")";
       var seen = [at, risen];
       var value = this.last[0], last = this.last[1];
@@ -575,8 +602,109 @@ function DiagnoseCoreFactory() {
         seen.push(last);
       }
       out.push({ signal: "loss-rises", description: text, lines: seenLines.apply(null, seen) });
+    } else if (this.climbs()) {
+      var from = this.tail[0][1], to = this.tail[this.tail.length - 1][1];
+      out.push({ signal: "loss-climbs",
+                 description: this.name + " rises at each of its last " + this.tail.length +
+                   " logged values, from " + from.shown + " (line " + from.line + ") to " +
+                   to.shown + " (line " + to.line + ")",
+                 lines: seenLines(from, to) });
+    }
+    if (this.nonfinite) {
+      var before = this.nonfinite[0], bad = this.nonfinite[1];
+      out.push({ signal: "loss-nonfinite",
+                 description: this.name + " is " + bad.shown + " at line " + bad.line +
+                   ", its first non-finite value, after " + this.finiteBefore +
+                   " finite ones (the last " + before.shown + " at line " + before.line + ")",
+                 lines: seenLines(before, bad) });
     }
     return out;
+  };
+  /* The log ends on CLIMB_VALUES finite values, each above the one before, the last at least
+   * CLIMB_GROWTH times the first. */
+  LossSeries.prototype.climbs = function () {
+    var tail = this.tail;
+    if (!this.endsFinite || tail.length !== CLIMB_VALUES || !(tail[0][0] > 0) ||
+        tail[tail.length - 1][0] < CLIMB_GROWTH * tail[0][0]) return false;
+    for (var i = 1; i < tail.length; i++) if (!(tail[i][0] > tail[i - 1][0])) return false;
+    return true;
+  };
+
+  /* A loss that settles from (nearly) the start (generator/metrics.py's _Settled). */
+  function Settled(name, chanceOnly) {
+    this.name = name; this.chanceOnly = chanceOnly; this.count = 0; this.open = []; this.ended = [];
+  }
+  Settled.prototype.add = function (value, seen) {
+    var index = this.count;
+    this.count += 1;
+    if (index < SETTLE_STARTS) this.openAt(value, index, seen);
+    else if (!this.open.length) return;
+    var kept = [], ended = this.ended;
+    this.open.forEach(function (band) {
+      if (Math.abs(value - band.center) <= band.half) {
+        band.last = seen;
+        band.count += 1;
+        if (band.low === null || value < band.low[0]) band.low = [value, seen];
+        if (band.high === null || value > band.high[0]) band.high = [value, seen];
+        kept.push(band);
+      } else if (band.count >= SETTLE_MIN) {
+        ended.push(band);
+      }
+    });
+    this.open = kept;
+  };
+  Settled.prototype.openAt = function (value, index, seen) {
+    if (!isFinite(value) || value === 0) return;
+    var band = function (center, half, chance) {
+      return { center: center, half: half, chance: chance, start: index, count: 0, first: seen,
+               last: seen, low: null, high: null };
+    };
+    if (!this.chanceOnly) this.open.push(band(value, SETTLE_BAND * Math.abs(value), 0));
+    var best = null;
+    CHANCE.forEach(function (c) {
+      if (Math.abs(value - c[1]) <= CHANCE_BAND * c[1] &&
+          (best === null || Math.abs(value - c[1]) < Math.abs(value - best[1]))) best = c;
+    });
+    if (best) this.open.push(band(best[1], CHANCE_BAND * best[1], best[0]));
+  };
+  Settled.prototype.sightings = function () {
+    var count = this.count, best = null;
+    this.ended.concat(this.open).forEach(function (b) {
+      if (b.count < SETTLE_MIN || b.count < FLAT_SHARE * count) return;
+      /* The longest stretch; at one length, the earliest, then one at a chance level. */
+      if (best === null || b.count > best.count ||
+          (b.count === best.count && (b.start < best.start ||
+                                      (b.start === best.start && b.chance && !best.chance)))) {
+        best = b;
+      }
+    });
+    if (best === null) return [];
+    var desc = this.name + " stays between " + best.low[1].shown + " and " + best.high[1].shown +
+      " for " + best.count + " of " + count + " logged values from value " + (best.start + 1) +
+      " (" + span(best.first, best.last) + ")";
+    if (best.chance) {
+      var ln = CHANCE.filter(function (c) { return c[0] === best.chance; })[0][2];
+      desc += "; about ln " + best.chance + " = " + ln + ", a uniform guess over " + best.chance +
+        " choices";
+    }
+    var lines = seenLines(best.first, best.last);
+    var out = [{ signal: "loss-flat", description: desc, lines: lines }];
+    if (best.chance === 2) out.push({ signal: "loss-flat-at-ln2", description: desc, lines: lines });
+    return out;
+  };
+
+  /* Two detectors on one series; a signal the first gives is not repeated by the second. */
+  function Both(first, second) { this.first = first; this.second = second; }
+  Both.prototype.add = function (value, seen) {
+    this.first.add(value, seen);
+    this.second.add(value, seen);
+  };
+  Both.prototype.sightings = function () {
+    var out = this.first.sightings();
+    var given = new Set(out.map(function (s) { return s.signal; }));
+    return out.concat(this.second.sightings().filter(function (s) {
+      return !given.has(s.signal);
+    }));
   };
 
   function ZeroRun(signal, name) {
@@ -646,6 +774,8 @@ function DiagnoseCoreFactory() {
   function readMetrics(text) {
     var low = asciiLower(text);
     var out = [];
+    /* A flat ln 2 is DPO's unmoved loss only in a log that names a preference run's metrics. */
+    var pairwise = PAIRWISE_WORDS.some(function (w) { return low.indexOf(w) >= 0; });
     FINDERS.forEach(function (finder) {
       var series = detector(finder.series);
       var line = 1, counted = 0, found;
@@ -668,20 +798,25 @@ function DiagnoseCoreFactory() {
       }
       out = out.concat(series.sightings());
     });
-    return out;
+    return out.filter(function (s) { return pairwise || s.signal !== "loss-flat-at-ln2"; });
   }
 
   function recordSighting(state, index, entryId, sighting) {
     var cand = candidateOf(state, index, entryId);
     var label = "signal: " + sighting.signal;  /* where a signature's text would be */
     if (cand.matched.has(label)) return;
+    /* A signature of the entry that matched the line the reading ends on has already counted
+     * that evidence: it is not counted twice. */
+    var last = sighting.lines.length ? sighting.lines[sighting.lines.length - 1][0] : null;
+    if (cand.hits.some(function (h) { return !h.signal && h.line === last; })) return;
+    var shown = new Set(cand.hits.map(function (h) { return h.line; }));
     cand.primary = true;
     cand.matched.add(label);
     var score = SIGNAL_SCORES[sighting.signal];
     cand.score += score;
     cand.readings.push(sighting.description);
     sighting.lines.forEach(function (pair) {
-      if (cand.hits.length >= MAX_EVIDENCE) return;
+      if (cand.hits.length >= MAX_EVIDENCE || shown.has(pair[0])) return;
       var found = RANK.exec(normalise(pair[1]));
       cand.hits.push({ line: pair[0], text: pair[1], signature: label,
                        rank: found ? parseInt(found[1], 10) : null, context: false,
