@@ -36,13 +36,13 @@ import bisect
 import dataclasses
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 import ahocorasick_rs
 
-from . import anchors, frames, metrics
+from . import anchors, frames, metrics, watchdog
 from .pattern import Condition, Piece, Slot, Value, compile_pieces, literal_view, match
 
 CHUNK_BYTES = 4 * 1024 * 1024
@@ -285,6 +285,8 @@ class _Scanner:
         self.metrics = metrics.Reader() if index.signals else None
         self.tracebacks = frames.Reader() if index.raised else None
         self.raised_matched: set[int] = set()  # frames.Rule.order of every rule that has matched
+        self.timeouts: list[watchdog.Timeout] = []  # NCCL watchdog timeouts, for their ranks
+        self.tagged: set[int] = set()  # the ranks of torchrun's `[rankN]:` tags
         self.root_lines_left = 0
         self.line = 1  # the line the next chunk starts on
         self.tail: _Segment | None = None  # the last segment of the previous chunk
@@ -321,6 +323,8 @@ class _Scanner:
         low = low_bytes.decode("latin-1")
         if self.metrics is not None:
             self.metrics.feed(text, low, self.line)
+        self.timeouts += watchdog.read(text, low, self.line)
+        self.tagged |= watchdog.tagged_ranks(low_bytes)
         if self.tracebacks is not None:
             self.tracebacks.feed(text, self.line)
             self._raised()
@@ -577,13 +581,14 @@ def _separator_before(text: str, start: int) -> int:
     return 1 if start >= 1 and text[start - 1] in "\r\n" else 0
 
 
-def scan(index: Index, stream: BinaryIO) -> tuple[dict[str, Candidate], int | None]:
-    """Match every signature against every segment; return candidates and torchrun's root rank."""
+def scan(index: Index, stream: BinaryIO) -> _Scanner:
+    """Match every signature against every segment: the finished scanner holds the candidates,
+    torchrun's root rank and the watchdog timeouts."""
     scanner = _Scanner(index)
     for chunk in _chunks(stream):
         scanner.feed(chunk)
     scanner.finish()
-    return scanner.candidates, scanner.root_rank
+    return scanner
 
 
 def _candidate(candidates: dict[str, Candidate], index: Index, entry: str) -> Candidate:
@@ -683,6 +688,7 @@ class Match:
     also_possible_for: str | None  # the stronger result that reads the same lines
     symptom: SymptomShown | None
     readings: tuple[str, ...]  # what the log's numbers show (metric signals), one sentence each
+    ranks: str | None  # which ranks timed out on which collective (watchdog.py), or None
     evidence: tuple[Evidence, ...]
 
 
@@ -764,9 +770,16 @@ def _fold_host(
 
 
 def rank_candidates(
-    index: Index, candidates: dict[str, Candidate], root_rank: int | None
+    index: Index,
+    candidates: dict[str, Candidate],
+    root_rank: int | None,
+    timeouts: Sequence[watchdog.Timeout] = (),
+    tagged: frozenset[int] = frozenset(),
 ) -> list[Match]:
     found = {k: c for k, c in candidates.items() if c.primary}
+    shown = tagged | ({root_rank} if root_rank is not None else set())
+    ranks = watchdog.summary(list(timeouts), set(shown)) if timeouts else None
+    timeout_lines = {t.line for t in timeouts}
     results: list[Match] = []
     hosts: list[tuple[Candidate, Match]] = []  # initiating, not folded
     cap = len(LEVELS) - 1
@@ -776,6 +789,9 @@ def rank_candidates(
         host = _fold_host(cand, found, hosts) if cause is None else None
         level = min(LEVELS.index(confidence(cand.score)), cap)
         cap = cap if host else level
+        said = None
+        if ranks and any(h.line in timeout_lines for h in cand.hits):
+            said, ranks = ranks, None  # said once, by the first such result
         result = Match(
             cand.id,
             cand.title,
@@ -787,6 +803,7 @@ def rank_candidates(
             host.id if host else None,
             _symptom(cand),
             tuple(cand.readings),
+            said,
             tuple(
                 Evidence(h.line, h.text, h.signature)
                 for h in sorted(cand.hits, key=lambda h: h.line)
@@ -805,17 +822,20 @@ def rank_candidates(
     return placed
 
 
-def result(
-    index: Index, candidates: dict[str, Candidate], root_rank: int | None, top: int | None
-) -> Diagnosis:
+def result(index: Index, scanner: _Scanner, top: int | None) -> Diagnosis:
     """The diagnosis of a scanned log, at most `top` matches."""
-    ranked = rank_candidates(index, candidates, root_rank)
-    return Diagnosis(tuple(ranked[:top] if top else ranked), root_rank)
+    ranked = rank_candidates(
+        index,
+        scanner.candidates,
+        scanner.root_rank,
+        scanner.timeouts,
+        frozenset(scanner.tagged),
+    )
+    return Diagnosis(tuple(ranked[:top] if top else ranked), scanner.root_rank)
 
 
 def diagnose(index: Index, stream: BinaryIO, top: int | None = None) -> Diagnosis:
-    candidates, root_rank = scan(index, stream)
-    return result(index, candidates, root_rank, top)
+    return result(index, scan(index, stream), top)
 
 
 class Streaming:
@@ -854,4 +874,4 @@ class Streaming:
                 self._feed(bytes(buf) + b"\n")
                 buf.clear()
         self.scanner.finish()
-        return result(self.index, self.scanner.candidates, self.scanner.root_rank, top)
+        return result(self.index, self.scanner, top)

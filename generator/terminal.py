@@ -97,6 +97,8 @@ def diagnosis(
                 out += _wrap(symptom.fix, style, "     ", "   First step: ")
         for reading in match.readings:
             out += _wrap(reading, style, "     ", "   Your log's numbers: ")
+        if match.ranks:
+            out += _wrap(match.ranks, style, "     ", "   Ranks: ")
         record = records.get(match.id, {})
         advise = match is lead or (not match.collateral_of and match.confidence != "low")
         if advise and record.get("summary"):

@@ -287,3 +287,55 @@ def test_both_halves_read_metrics_with_the_same_patterns() -> None:
     out = subprocess.run([node, "-e", script], capture_output=True, text=True, check=True)
     python = [[f.series, f.pattern, f.unit] for f in metrics.FINDERS]
     assert json.loads(out.stdout) == python
+
+
+def test_a_collective_timeout_says_which_ranks_timed_out_and_which_did_not() -> None:
+    """The ranks summary groups the timeouts by collective and names the silent ranks (a rank
+    below the highest one seen, or one whose tag shows but that printed no timeout)."""
+    case = json.loads((VECTORS / "multirank-watchdog-ranks.json").read_text(encoding="utf-8"))
+    result = diagnose.diagnose(INDEX, io.BytesIO(case["log"].encode("utf-8"))).to_json()
+    assert [m["ranks"] for m in result["matches"]] == [
+        "watchdog timeouts from ranks 0-1, 4 on SeqNum 90213 (ALLREDUCE); rank 2 on SeqNum "
+        "90212 (BROADCAST); this log shows no timeout from ranks 3, 5"
+    ]
+    # One rank's own log says nothing of the others.
+    alone = case["log"].splitlines(keepends=True)[0]
+    result = diagnose.diagnose(INDEX, io.BytesIO(alone.encode("utf-8"))).to_json()
+    assert (
+        result["matches"][0]["ranks"] == "watchdog timeouts from rank 0 on SeqNum 90213 (ALLREDUCE)"
+    )
+
+
+def test_a_folder_of_rank_logs_gets_the_ranks_summary_of_the_same_text_as_one_file(
+    tmp_path: Path,
+) -> None:
+    """rank0.log ... rank3.log without prefixes, against the same lines in one file with
+    torchrun's prefixes: the same results and the same ranks sentence (rank 3 printed only an
+    OOM, so the timeouts are its collateral and it is named as silent)."""
+    timeout = (
+        "[E1204 01:02:03.123456 140 ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught "
+        "collective operation timeout: WorkNCCL(SeqNum=90213, OpType=ALLREDUCE, NumelIn=1, "
+        "NumelOut=1, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.\n"
+    )
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    lines = {r: timeout.format(r=r) for r in range(3)} | {3: oom}
+    for r, text in lines.items():
+        (folder / f"rank{r}.log").write_text(text)
+    (tmp_path / "all.log").write_text("".join(f"[rank{r}]:{t}" for r, t in lines.items()))
+    answers = []
+    for path in (folder, tmp_path / "all.log"):
+        result = CliRunner().invoke(main, ["diagnose", str(path), "--json"])
+        matches = json.loads(result.output)["matches"]
+        answers.append([(m["id"], m["collateral_of"], m["ranks"]) for m in matches])
+    assert answers[0] == answers[1]
+    timeouts = [a for a in answers[0] if a[2]]
+    assert timeouts == [
+        (
+            "nccl-timeout",
+            "cuda-out-of-memory",
+            "watchdog timeouts from ranks 0-2 on SeqNum 90213 (ALLREDUCE); this log shows no "
+            "timeout from rank 3",
+        )
+    ]

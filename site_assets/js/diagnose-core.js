@@ -573,7 +573,8 @@ function DiagnoseCoreFactory() {
         out.push({ signal: "loss-zero", description: this.name + " is 0 for " + spanText + " (" +
                    where + ")", lines: lines });
       } else if (this.flatCount >= FLAT_MIN) {
-        var desc = this.name + " stays between " + this.low[1].shown + " and " + this.high[1].shown +
+        var desc = this.name + " stays between " + this.low[1].shown + " and " +
+          this.high[1].shown +
           " for " + spanText + " (" + where + ")";
         var mean = this.flatSum / this.flatCount;
         var best = null;
@@ -593,7 +594,8 @@ function DiagnoseCoreFactory() {
     }
     if (this.rise && this.last) {
       var low = this.rise[0], at = this.rise[1], risen = this.rise[2];
-      var text = this.name + " rises from " + at.shown + " (line " + at.line + ") to " + risen.shown +
+      var text = this.name + " rises from " + at.shown + " (line " + at.line + ") to " +
+        risen.shown +
         " (line " + risen.line + ")";
       var seen = [at, risen];
       var value = this.last[0], last = this.last[1];
@@ -689,7 +691,9 @@ function DiagnoseCoreFactory() {
     }
     var lines = seenLines(best.first, best.last);
     var out = [{ signal: "loss-flat", description: desc, lines: lines }];
-    if (best.chance === 2) out.push({ signal: "loss-flat-at-ln2", description: desc, lines: lines });
+    if (best.chance === 2) {
+      out.push({ signal: "loss-flat-at-ln2", description: desc, lines: lines });
+    }
     return out;
   };
 
@@ -911,6 +915,13 @@ function DiagnoseCoreFactory() {
     });
     keyed.sort(function (a, b) { return compareKeys(a.key, b.key); });
     var results = [], hosts = [], cap = LEVELS.length - 1;
+    var timeouts = state.timeouts || [], summary = null;
+    if (timeouts.length) {
+      var shown = new Set(state.tagged);
+      if (state.rootRank !== null) shown.add(state.rootRank);
+      summary = timeoutSummary(timeouts, shown);
+    }
+    var timeoutLines = new Set(timeouts.map(function (t) { return t.line; }));
     keyed.forEach(function (k) {
       var cand = k.cand;
       /* A result is never labelled more confident than one listed above it (folded
@@ -925,10 +936,15 @@ function DiagnoseCoreFactory() {
         also_possible_for: host ? host.id : null,
         symptom: symptomOf(cand),
         readings: cand.readings.slice(),
+        ranks: null,
         evidence: k.hits.map(function (h) {
           return { line: h.line, text: h.text, signature: h.signature };
         })
       };
+      if (summary && cand.hits.some(function (h) { return timeoutLines.has(h.line); })) {
+        result.ranks = summary;  /* said once, by the first such result */
+        summary = null;
+      }
       if (k.cause === null && host === null) hosts.push({ cand: cand, result: result });
       results.push(result);
     });
@@ -1025,8 +1041,94 @@ function DiagnoseCoreFactory() {
     record(state, index, rule.entry, label, true, hit);
   }
 
+  /* Watchdog timeouts: which ranks timed out on which collective, and which ranks the log shows
+   * that did not (generator/watchdog.py documents the semantics). */
+  var TIMEOUT_PHRASE = "watchdog caught collective operation timeout";
+  var TIMEOUT = new RegExp("(?:rank ?([0-9]{1,9})\\] ?)?watchdog caught collective operation " +
+                           "timeout: ?worknccl\\(seqnum=([0-9]{1,18}), ?" +
+                           "optype=([a-z_]{1,40})", "g");
+  var TIMEOUT_PREFIX = / ?\[rank ?([0-9]{1,9})\]:/y;
+  var RANK_TAG = /\[(?:rank ?|default)([0-9]{1,9})\]:/g;
+
+  /* The ranks of torchrun's `[rankN]:` and `[defaultN]:` tags anywhere in the log. */
+  function taggedRanks(low) {
+    var out = new Set(), found;
+    RANK_TAG.lastIndex = 0;
+    while ((found = RANK_TAG.exec(low)) !== null) out.add(parseInt(found[1], 10));
+    return out;
+  }
+
+  function readTimeouts(text) {
+    var low = asciiLower(text);
+    if (low.indexOf(TIMEOUT_PHRASE) < 0) return [];
+    var out = [], line = 1, counted = 0, found;
+    TIMEOUT.lastIndex = 0;
+    while ((found = TIMEOUT.exec(low)) !== null) {
+      var pos = found.index;
+      for (var i = counted; i < pos; i++) if (low.charCodeAt(i) === 10) line += 1;
+      counted = pos;
+      var rank = found[1];
+      if (rank === undefined) {
+        TIMEOUT_PREFIX.lastIndex = low.lastIndexOf("\n", pos - 1) + 1;
+        var prefix = TIMEOUT_PREFIX.exec(low);
+        rank = prefix ? prefix[1] : undefined;
+      }
+      var opStart = pos + found[0].length - found[3].length;
+      out.push({ line: line, rank: rank === undefined ? null : parseInt(rank, 10),
+                 seqnum: found[2], optype: text.slice(opStart, pos + found[0].length) });
+    }
+    return out;
+  }
+
+  function rankRanges(ranks) {
+    var parts = [];
+    for (var i = 0; i < ranks.length;) {
+      var j = i;
+      while (j + 1 < ranks.length && ranks[j + 1] === ranks[j] + 1) j++;
+      parts.push(j === i ? String(ranks[i]) : ranks[i] + "-" + ranks[j]);
+      i = j + 1;
+    }
+    return parts.join(", ");
+  }
+
+  function ranksText(ranks) {
+    return (ranks.length === 1 ? "rank " : "ranks ") + rankRanges(ranks);
+  }
+
+  function numeric(a, b) { return a - b; }
+
+  function timeoutSummary(timeouts, shown) {
+    var groups = new Map();
+    timeouts.forEach(function (t) {
+      if (t.rank === null) return;
+      var k = t.seqnum + "\u0000" + t.optype;
+      if (!groups.has(k)) groups.set(k, { seqnum: t.seqnum, optype: t.optype, ranks: new Set() });
+      groups.get(k).ranks.add(t.rank);
+    });
+    if (!groups.size) return null;
+    var timed = new Set(), parts = [];
+    groups.forEach(function (g) {
+      g.ranks.forEach(function (r) { timed.add(r); });
+      parts.push(ranksText(Array.from(g.ranks).sort(numeric)) + " on SeqNum " + g.seqnum +
+                 " (" + g.optype + ")");
+    });
+    var text = "watchdog timeouts from " + parts.join("; ");
+    var seen = new Set(timed);
+    shown.forEach(function (r) { seen.add(r); });
+    if (seen.size > 1) {
+      var silent = [];
+      for (var r = 0; r <= Math.max.apply(null, Array.from(seen)); r++) {
+        if (!timed.has(r)) silent.push(r);
+      }
+      if (silent.length) text += "; this log shows no timeout from " + ranksText(silent);
+    }
+    return text;
+  }
+
   function diagnose(index, text, top) {
     var state = scan(index, text);
+    state.timeouts = readTimeouts(stripAnsi(text));
+    state.tagged = state.timeouts.length ? taggedRanks(asciiLower(stripAnsi(text))) : new Set();
     if (index.raised.length) {
       var matched = new Set();
       readTracebacks(stripAnsi(text)).forEach(function (raised) {

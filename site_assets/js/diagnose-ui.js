@@ -205,6 +205,10 @@
         /* A failure read from the log's numbers: what they show, with values and lines. */
         item.appendChild(el("p", "enc-diagnose-reading", "Your log's numbers: " + r));
       });
+      if (m.ranks) {
+        /* Which ranks timed out on which collective, and which did not: where to look. */
+        item.appendChild(el("p", "enc-diagnose-reading", "Ranks: " + m.ranks));
+      }
       var entry = record(m.id);
       if (entry && entry.summary && !m.collateral_of && (m === lead || m.confidence !== "low")) {
         /* What to do first: the quick answer and the first fix step, before the evidence; a
