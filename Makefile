@@ -50,8 +50,10 @@ bench-build: $(STAMP)
 bench-search: $(STAMP)
 	$(BIN)/python scripts/bench_search.py $(if $(SITES),--sites $(SITES))
 
+# ruff's checks and its formatter's, then strict types over the package, tests and scripts.
 lint: $(STAMP)
 	$(BIN)/ruff check generator tests scripts
+	$(BIN)/ruff format --check generator tests scripts
 	$(BIN)/mypy
 
 test: $(STAMP) lint

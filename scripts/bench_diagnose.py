@@ -88,7 +88,7 @@ def timed(cmd: list[str]) -> tuple[float, float, int]:
 
 
 def literals(index_records: list[dict[str, object]], path: Path) -> None:
-    pieces = set()
+    pieces: set[str] = set()
     for record in index_records:
         for sig in record["signatures"]:  # type: ignore[attr-defined]
             pieces.update(p.strip() for p in sig["text"].split("*") if p.strip())
@@ -113,8 +113,7 @@ def bench_training_log(tmp: Path, index_file: Path, patterns: Path, label: str) 
 def bench_synthetic(tmp: Path, count: int) -> None:
     """The same figure at `count` entries: copies of the shipped ones with signatures of their
     own (scripts/bench_build.py's synthetic entries)."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from bench_build import synthetic
+    from scripts.bench_build import synthetic
 
     entries = tmp / f"entries-{count}"
     made = synthetic(entries, count)

@@ -91,11 +91,11 @@ def files(archive: Path):  # type: ignore[no-untyped-def]
                     yield info.filename, zipped.read(info)
         return
     with tarfile.open(archive) as tar:
-        for info in tar:
-            if info.isfile() and not info.name.endswith(SKIP_SUFFIXES):
-                extracted = tar.extractfile(info)
+        for member in tar:
+            if member.isfile() and not member.name.endswith(SKIP_SUFFIXES):
+                extracted = tar.extractfile(member)
                 if extracted is not None:
-                    yield info.name.split("/", 1)[-1], extracted.read()
+                    yield member.name.split("/", 1)[-1], extracted.read()
 
 
 def search(archive: Path, wanted: list[Wanted]) -> dict[int, str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -54,7 +55,7 @@ def fixture_url(fixture_site: Path) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def redteam_outcomes(tmp_path_factory: pytest.TempPathFactory) -> list[object]:
+def redteam_outcomes(tmp_path_factory: pytest.TempPathFactory) -> list[Any]:
     """Every red-team placement run through `encyclopedia check` (about 20 s)."""
     from tests.redteam.corpus import outcome, placements
 

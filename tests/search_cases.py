@@ -77,7 +77,7 @@ def first_error_line(log: str, page: Page, index: diagnose.Index) -> str:
         if match["id"] == page.id:
             for hit in match["evidence"]:
                 if hit["signature"] in primary:
-                    return lines[hit["line"] - 1].strip()
+                    return str(lines[hit["line"] - 1]).strip()
     for line in lines:
         if "error" in line.lower():
             return line.strip()

@@ -35,9 +35,10 @@ def search(page: Any, query: str) -> list[str]:
     box.fill("")
     box.type(query, delay=5)
     page.wait_for_selector(".md-search-result__item a", timeout=10000)
-    return page.eval_on_selector_all(
+    hrefs: list[str] = page.eval_on_selector_all(
         "li.md-search-result__item > a.md-search-result__link", "els => els.map(e => e.href)"
     )
+    return hrefs
 
 
 def entry_id(href: str) -> str:
@@ -83,13 +84,14 @@ MULTIRANK_LOG = json.loads(
 
 def diagnosed(page: Any) -> list[dict[str, Any]]:
     page.wait_for_selector(".enc-diagnose-match, .enc-diagnose-none", timeout=30000)
-    return page.eval_on_selector_all(
+    found: list[dict[str, Any]] = page.eval_on_selector_all(
         ".enc-diagnose-match",
         """els => els.map(e => ({
             href: e.querySelector('a').href,
             collateral: e.classList.contains('enc-collateral'),
             text: e.innerText}))""",
     )
+    return found
 
 
 def test_diagnose_page_pasted_log_makes_no_request(page: Any, shipped_url: str) -> None:
@@ -368,7 +370,7 @@ def _rare_title_word(pages: list[str]) -> str:
             continue
         rare = [w for w in re.findall(r"[a-z]{6,}", entry.entry.title.lower()) if words[w] == 1]
         if rare:
-            return rare[0]
+            return str(rare[0])
     raise AssertionError("no entry of the part has a title word of its own")
 
 
@@ -405,5 +407,5 @@ def test_search_merges_a_full_text_index_made_in_parts(
             )
             parts = {part_of.get(urlsplit(href).path.lstrip("/")) for href in found}
             assert n in parts, (query, found)
-            parts_found |= parts - {None}
+            parts_found |= {p for p in parts if p is not None}
     assert len(parts_found) >= 2

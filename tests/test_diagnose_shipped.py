@@ -76,7 +76,7 @@ def test_json_output_follows_its_documented_schema() -> None:
             validator.validate(result)
             checked += bool(result["matches"])
     assert checked > 200
-    bad = {"matches": [], "root_rank": None, "extra": 1}
+    bad: dict[str, Any] = {"matches": [], "root_rank": None, "extra": 1}
     assert not validator.is_valid(bad)
 
 

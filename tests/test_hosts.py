@@ -72,25 +72,40 @@ def test_write_tree_refuses_somebody_elses_folder(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.md"]
 
 
+def _link_folder(folder: Path, outside: Path) -> None:
+    shutil.rmtree(folder / "d")
+    (folder / "d").symlink_to(outside)
+
+
+def _link_file(folder: Path, outside: Path) -> None:
+    (folder / "a.md").unlink()
+    (folder / "a.md").symlink_to(outside / "b.md")
+
+
+def _fifo(folder: Path, outside: Path) -> None:
+    (folder / "a.md").unlink()
+    os.mkfifo(folder / "a.md")
+
+
 # A folder this command wrote before (a.md, d/b.md), then something planted in it: a link to a
 # folder or file outside, a file it did not write, a FIFO. Each is refused before any write.
 PLANTED = [
     # (case, how to plant it, the files of the next run, the problem)
     (
         "linked-subfolder",
-        lambda f, o: (shutil.rmtree(f / "d"), (f / "d").symlink_to(o)),
+        _link_folder,
         {"a.md": b"A", "d/b.md": b"NEW"},
         "d is a link",
     ),
     (
         "delete-through-link",
-        lambda f, o: (shutil.rmtree(f / "d"), (f / "d").symlink_to(o)),
+        _link_folder,
         {"a.md": b"A"},
         "d is a link",
     ),
     (
         "file-linked-outside",
-        lambda f, o: ((f / "a.md").unlink(), (f / "a.md").symlink_to(o / "b.md")),
+        _link_file,
         {"a.md": b"NEW", "d/b.md": b"B"},
         "a.md is a link",
     ),
@@ -102,7 +117,7 @@ PLANTED = [
     ),
     (
         "fifo-named-like-a-page",
-        lambda f, o: ((f / "a.md").unlink(), os.mkfifo(f / "a.md")),
+        _fifo,
         {"a.md": b"NEW", "d/b.md": b"B"},
         "a.md is not a regular file",
     ),

@@ -3,6 +3,7 @@ errors without killing the server, and fixing it recovers."""
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import socket
@@ -33,6 +34,10 @@ def fetch(url: str) -> str | None:
             return str(response.read().decode("utf-8"))
     except (urllib.error.URLError, TimeoutError, ConnectionError):
         return None
+
+
+def _shows(url: str, text: str) -> bool:
+    return text in (fetch(url) or "")
 
 
 def wait_for(condition: Callable[[], bool], what: str, timeout: float = 30) -> None:
@@ -118,7 +123,7 @@ def test_dirty_preview_rebuilds_an_edit_to_entries_quickly(tmp_path: Path) -> No
         # The pages that show the entry follow: the one linking to it, its category and tag
         # pages, and the exports.
         for shows in ("kernels/beta-illegal-access/", "memory/", "tags/oom/", "api/entries.json"):
-            wait_for(lambda at=shows: "Alpha quickly edited" in (fetch(site + at) or ""), shows)
+            wait_for(functools.partial(_shows, site + shows, "Alpha quickly edited"), shows)
         text = log.read_text()
         assert "Edited pages rebuilt: 1 in" in text
         assert "Lists that show them rebuilt:" in text
@@ -193,14 +198,14 @@ def test_the_open_page_reloads_itself_under_its_policy(tmp_path: Path, chromium:
     entries, server, site, _ = start_serving(tmp_path, ["--dirty"])
     entry = entries / "memory" / "alpha-oom.yaml"
     url = site + "memory/alpha-oom/"
-    context = chromium.new_context()  # type: ignore[attr-defined]
+    context = chromium.new_context()
     try:
         wait_for(lambda: "Alpha out of memory" in (fetch(url) or ""), "first build")
         page = context.new_page()
         refused: list[str] = []
         page.on("console", lambda m: refused.append(m.text) if "Refused" in m.text else None)
 
-        def reloads_to_show(change: Callable[[], None], text: str, present: bool = True) -> None:
+        def reloads_to_show(change: Callable[[], object], text: str, present: bool = True) -> None:
             """Make `change`, then wait for the open page to reload itself and show `text`
             (or no longer show it)."""
             page.evaluate("window.notReloaded = true")

@@ -37,7 +37,12 @@ def test_payload_pages_run_nothing_and_request_nothing_elsewhere(
     page = context.new_page()
     events: list[str] = []
     local = urlsplit(redteam_url).netloc
-    page.on("dialog", lambda d: (events.append(f"dialog: {d.message}"), d.dismiss()))
+
+    def dialog(d: Any) -> None:
+        events.append(f"dialog: {d.message}")
+        d.dismiss()
+
+    page.on("dialog", dialog)
     page.on(
         "request",
         lambda r: (

@@ -156,7 +156,7 @@ def test_judgement(
     spec = _spec(**fields)
     env = reproduce.environment(box, reproduce.ReleaseSet("current"), spec.packages)
     assert env.versions[0] == "torch 9.9.9+stand-in"
-    on = SetRun(set="current", expect=expect)  # type: ignore[arg-type]
+    on = SetRun(set="current", expect=expect)
     result = reproduce.reproduce_one(enc.pages[ENTRY], spec, index, box, env, on)
     assert len(result.problems) == len(expected), result.problems
     for problem, wanted in zip(result.problems, expected, strict=True):

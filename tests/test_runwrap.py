@@ -136,7 +136,7 @@ def test_a_matcher_failure_costs_only_the_diagnosis(
     out_path, err_path = tmp_path / "out", tmp_path / "err"
     code = "import sys\nfor i in range(1000):\n    print(i)\nsys.exit(4)\n"
     with out_path.open("wb") as out, err_path.open("wb") as err:
-        finished = runwrap.run([sys.executable, "-c", code], index, out, err)  # type: ignore[arg-type]
+        finished = runwrap.run([sys.executable, "-c", code], index, out, err)
     assert finished.status == 4 and finished.result is None
     assert finished.diagnosis_error == "RuntimeError: matcher bug"
     assert out_path.read_text() == "".join(f"{i}\n" for i in range(1000))
