@@ -1,6 +1,7 @@
 """Where the CLI reads entries from: an explicit `--entries` folder; else an `entries/` folder in
 the working directory or in the repository this package was installed from (an editable install);
-else the exports of the shipped entries packaged at build time (`generator/shipped/`)."""
+else the exports of the shipped entries packaged at build time (`generator/shipped/`). A folder's
+records are kept between calls (recordcache.py)."""
 
 from __future__ import annotations
 
@@ -48,13 +49,19 @@ def load(explicit: str | None, base: str) -> Source:
     EntryError for broken entries and FileNotFoundError when there is nothing to read."""
     folder = entries_folder(explicit)
     if folder is not None:
-        # Reading YAML entries takes the site's stack; the shipped exports take none of it.
-        from . import exports
-        from .pipeline import build_encyclopedia
+        from . import recordcache
 
-        enc = build_encyclopedia(folder)
-        records = [exports.entry_record(p, base) for p in enc.pages.values()]
-        return Source(exports.signature_index(enc, base), lambda: records)
+        def build() -> recordcache.Records:
+            # Reading YAML entries takes the site's stack; the shipped exports take none of it.
+            from . import exports
+            from .pipeline import build_encyclopedia
+
+            enc = build_encyclopedia(folder)
+            entries = [exports.entry_record(p, base) for p in enc.pages.values()]
+            return exports.signature_index(enc, base), entries
+
+        signatures, entries = recordcache.cached(folder, base, build)
+        return Source(signatures, lambda: entries)
 
     def shipped(name: str) -> list[dict[str, Any]]:
         records: list[dict[str, Any]] = json.loads((SHIPPED / name).read_text(encoding="utf-8"))

@@ -334,3 +334,33 @@ def test_the_site_url_given_at_build_time_is_the_links_default(
     monkeypatch.setenv("ENCYCLOPEDIA_SITE_URL", "https://env.example.org")
     assert cli._site_url(None) == "https://env.example.org/"  # the environment first
     assert cli._site_url("https://flag.example.org") == "https://flag.example.org/"
+
+
+def test_an_entries_folder_is_read_once_until_a_file_changes(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CLI keeps a folder's records between calls (recordcache.py): a second call builds
+    nothing, an edit is read at once, and a broken folder is never kept (exit 2 every time)."""
+    from generator import pipeline
+
+    monkeypatch.setenv("ENCYCLOPEDIA_CACHE", str(project / "cache"))
+    builds: list[Path] = []
+    real = pipeline.build_encyclopedia
+
+    def counted(folder: Path) -> object:
+        builds.append(folder)
+        return real(folder)
+
+    monkeypatch.setattr(pipeline, "build_encyclopedia", counted)
+    log = project / "train.log"
+    log.write_text("RuntimeError: alpha ran out of memory while allocating 2 GiB\n")
+    first = run("diagnose", str(log), "--json")
+    second = run("diagnose", str(log), "--json")
+    assert first.output == second.output and len(builds) == 1
+    entry = project / "entries" / "memory" / "alpha-oom.yaml"
+    entry.write_text(entry.read_text().replace("title: Alpha out of memory", "title: Alpha edited"))
+    assert "Alpha edited" in run("diagnose", str(log), "--json").output and len(builds) == 2
+    entry.write_text(entry.read_text().replace("severity: high", "severity: hihg"))
+    for _ in range(2):
+        assert run("diagnose", str(log)).exit_code == 2
+    assert len(builds) == 4
