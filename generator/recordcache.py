@@ -25,9 +25,11 @@ Records = tuple[list[dict[str, Any]], list[dict[str, Any]]]  # (signature record
 
 
 def _stamp(root: Path) -> list[str]:
-    """`path size mtime` of every file under `root`, in name order."""
+    """`path size mtime` of every file under `root`, in name order (compiled bytecode aside:
+    Python rewrites it by itself)."""
     out = []
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+    files = (p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    for path in sorted(files):
         st = path.stat()
         out.append(f"{path.relative_to(root).as_posix()} {st.st_size} {st.st_mtime_ns}")
     return out
