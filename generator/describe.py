@@ -113,6 +113,26 @@ TITLE_BONUS = 5.0  # PHRASE_BONUS for the title: a query that names the page's t
 MIN_SCORE = 3.0  # below this, a result is a coincidence of common words
 RELATIVE_FLOOR = 0.25  # results under this share of the best score are dropped
 DIGITS = 4  # index numbers are rounded, so both halves add the same values
+# A slip of the finger hits a neighbouring key: a letter typed for another counts as one edit
+# when the two are neighbours on a QWERTY keyboard, else as two (a deletion and an insertion),
+# so that a word of one edit's limit that no entry holds ("matter", "remain") is not read as a
+# near one ("master", "retain"). Each letter's neighbours: its row, and the rows above and below
+# it as they are staggered.
+_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+
+
+def _neighbours() -> dict[str, str]:
+    out = {}
+    for r, row in enumerate(_ROWS):
+        for c, key in enumerate(row):
+            near = [(r, c - 1), (r, c + 1), (r - 1, c), (r - 1, c + 1), (r + 1, c - 1), (r + 1, c)]
+            out[key] = "".join(
+                _ROWS[i][j] for i, j in near if 0 <= i < len(_ROWS) and 0 <= j < len(_ROWS[i])
+            )
+    return out
+
+
+NEIGHBOURS = _neighbours()
 
 
 @dataclass(frozen=True)
@@ -204,10 +224,13 @@ def _correctable(word: str) -> bool:
     return word.isascii() and not any(c.isdigit() for c in word)
 
 
-def correct(raw: list[str], vocabulary: Mapping[str, int], typing: bool) -> list[str]:
+def correct(
+    raw: list[str], vocabulary: Mapping[str, int], typing: bool, known: Mapping[str, Any]
+) -> list[str]:
     """The query's words with each word no entry holds replaced by the nearest entry word (fewest
     edits, then the commonest, then the first in order), and, when the reader is `typing`, an
-    unfinished last word by the commonest entry word it begins."""
+    unfinished last word by the commonest entry word it begins. A word whose stem is one of the
+    `known` terms is another form of an entry word ("leaking" of "leak"), not a typo."""
     out = list(raw)
     for i, word in enumerate(raw):
         if word in vocabulary or not _correctable(word):
@@ -217,7 +240,7 @@ def correct(raw: list[str], vocabulary: Mapping[str, int], typing: bool) -> list
             if begun:
                 out[i] = min(begun, key=lambda v: (-vocabulary[v], v))
                 continue
-        if len(word) < TYPO_MIN:
+        if len(word) < TYPO_MIN or stem(word) in known:
             continue
         limit = 2 if len(word) >= TYPO_TWO else 1
         # A typo rarely hits the first letter; asking for it keeps the scan short.
@@ -236,7 +259,7 @@ def query_terms(index: Mapping[str, Any], query: str) -> list[str]:
     """The terms of a typed query, each once, in order (typos and an unfinished last word read as
     the entry words meant)."""
     typing = bool(query) and not query[-1:].isspace()
-    found = _terms(correct(words(query), index["words"], typing))
+    found = _terms(correct(words(query), index["words"], typing, index["idf"]))
     return list(dict.fromkeys(found))
 
 
@@ -333,6 +356,7 @@ def build_index(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             "typo_min": TYPO_MIN,
             "typo_two": TYPO_TWO,
             "prefix_min": PREFIX_MIN,
+            "neighbours": NEIGHBOURS,
             "min_score": MIN_SCORE,
             "relative_floor": RELATIVE_FLOOR,
         },
@@ -362,8 +386,9 @@ def build_index(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def distance(a: str, b: str, limit: int) -> int:
-    """The optimal string alignment distance of `a` and `b` (insertions, deletions,
-    substitutions, swaps of neighbours), or limit + 1 once it must exceed `limit`."""
+    """The optimal string alignment distance of `a` and `b` (insertions, deletions, swaps of
+    neighbours, substitutions: 1 for a neighbouring key, else 2), or limit + 1 once it must
+    exceed `limit`."""
     if abs(len(a) - len(b)) > limit:
         return limit + 1
     before: list[int] = []
@@ -371,7 +396,8 @@ def distance(a: str, b: str, limit: int) -> int:
     for i in range(1, len(a) + 1):
         current = [i] + [0] * len(b)
         for j in range(1, len(b) + 1):
-            cost = 0 if a[i - 1] == b[j - 1] else 1
+            x, y = a[i - 1], b[j - 1]
+            cost = 0 if x == y else 1 if y in NEIGHBOURS.get(x, "") else 2
             current[j] = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + cost)
             if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
                 current[j] = min(current[j], before[j - 2] + 1)

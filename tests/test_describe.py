@@ -94,6 +94,9 @@ def test_query_terms_fold_synonyms_drop_stop_words_and_split_chinese_into_bigram
         ("dtaloadr", "dataloader", 1, False),
         ("dtaloadr", "dataloader", 2, True),
         ("abc", "xyz", 2, False),
+        ("memiry", "memory", 1, True),  # i is o's neighbour on the keyboard
+        ("matter", "master", 1, False),  # t is not s's: another word, not a slip
+        ("matter", "master", 2, True),
     ],
 )
 def test_edit_distance(a: str, b: str, limit: int, within: bool) -> None:
@@ -144,3 +147,12 @@ def test_an_index_names_only_active_entries_and_carries_its_word_lists(
 )
 def test_last_error_line(tail: str, line: str | None) -> None:
     assert describe.last_error_line(tail) == line
+
+
+def test_another_form_of_an_entry_word_is_not_corrected() -> None:
+    """`leaking` is not a typo of an entry word one edit away (`leading`): its stem `leak` is
+    an entry term, so it is read as itself."""
+    vocabulary = {"leading": 3, "leak": 2}
+    known = {describe.stem("leak"): 1.0}
+    assert describe.correct(["leaking"], vocabulary, False, known) == ["leaking"]
+    assert describe.correct(["laeding"], vocabulary, False, known) == ["leading"]

@@ -93,8 +93,9 @@ function DescribeCoreFactory() {
 
   function has(object, key) { return Object.prototype.hasOwnProperty.call(object, key); }
 
-  /* The optimal string alignment distance, or limit + 1 once it must exceed limit. */
-  function distance(a, b, limit) {
+  /* The optimal string alignment distance (a substitution costs 1 between neighbouring keys,
+   * else 2: describe.distance), or limit + 1 once it must exceed limit. */
+  function distance(a, b, limit, neighbours) {
     if (Math.abs(a.length - b.length) > limit) return limit + 1;
     var before = [];
     var row = [];
@@ -103,7 +104,8 @@ function DescribeCoreFactory() {
       var current = [i];
       var least = i;
       for (j = 1; j <= b.length; j++) {
-        var cost = a.charAt(i - 1) === b.charAt(j - 1) ? 0 : 1;
+        var x = a.charAt(i - 1), y = b.charAt(j - 1);
+        var cost = x === y ? 0 : has(neighbours, x) && neighbours[x].indexOf(y) >= 0 ? 1 : 2;
         var value = Math.min(row[j] + 1, current[j - 1] + 1, row[j - 1] + cost);
         if (i > 1 && j > 1 && a.charAt(i - 1) === b.charAt(j - 2) &&
             a.charAt(i - 2) === b.charAt(j - 1)) {
@@ -123,7 +125,7 @@ function DescribeCoreFactory() {
 
   /* describe.correct: each word no entry holds read as the nearest entry word; an unfinished
    * last word as the commonest entry word it begins. */
-  function correct(raw, vocabulary, list, typing, p) {
+  function correct(raw, vocabulary, list, typing, p, known) {
     return raw.map(function (word, i) {
       if (has(vocabulary, word) || !correctable(word)) return word;
       if (typing && i === raw.length - 1 && word.length >= p.prefix_min) {
@@ -135,12 +137,13 @@ function DescribeCoreFactory() {
         });
         if (best !== null) return best;
       }
-      if (word.length < p.typo_min) return word;
+      /* Another form of an entry word ("leaking" of "leak") is no typo (describe.correct). */
+      if (word.length < p.typo_min || has(known, stem(word))) return word;
       var limit = word.length >= p.typo_two ? 2 : 1;
       var near = null;
       list.forEach(function (v) {
         if (v.charAt(0) !== word.charAt(0) || Math.abs(v.length - word.length) > limit) return;
-        var d = distance(word, v, limit);
+        var d = distance(word, v, limit, p.neighbours);
         if (d > limit) return;
         var key = [d, -vocabulary[v], v];
         if (near === null || key[0] < near[0] || (key[0] === near[0] &&
@@ -156,7 +159,8 @@ function DescribeCoreFactory() {
     if (!index.wordList) index.wordList = Object.keys(index.words);
     var typing = query.length > 0 && !/\s$/.test(query);
     var p = prepare(index).p;
-    var found = termsOf(correct(words(query), index.words, index.wordList, typing, p), index);
+    var found = termsOf(correct(words(query), index.words, index.wordList, typing, p, index.idf),
+                        index);
     var seen = [];
     found.forEach(function (t) { if (seen.indexOf(t) < 0) seen.push(t); });
     return seen;
