@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from . import describe
+from . import describe, diagnose
 from .link import INVERSE, Encyclopedia, Link, Page
 from .model import Signature, Symptom
 from .pattern import parse_condition
@@ -102,6 +102,12 @@ def signature_record(page: Page, base: str) -> dict[str, Any]:
 def signature_index(enc: Encyclopedia, base: str) -> list[dict[str, Any]]:
     """The diagnose index (api/signatures.json): every active entry's signature record."""
     return [signature_record(p, base) for p in enc.pages.values() if p.entry.status == "active"]
+
+
+def matcher(enc: Encyclopedia, base: str = "/") -> diagnose.Index:
+    """The matcher built from the encyclopedia's signature records, as the CLI builds it from
+    the exported index."""
+    return diagnose.Index.from_export(signature_index(enc, base))
 
 
 def _dump(value: Any) -> str:

@@ -355,7 +355,7 @@ def reproduce_all(
     overlays = [r.overlay for r in sets.values() if r.overlay is not None]
     box = boxed(python, checkout, gpu, overlays)
     environment(box, sets[CURRENT_SET])  # refuses a Python without torch before anything runs
-    index = diagnose.Index.from_export(exports.signature_index(enc, "/"))
+    index = exports.matcher(enc)
     tasks = [(page, spec, run) for page, spec in chosen for run in spec.runs]
     probes: dict[tuple[str, tuple[str, ...]], Environment] = {}
     lock = threading.Lock()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from generator import diagnose, exports
+from generator import exports
 from generator.pipeline import build_encyclopedia
 from generator.recall import load_cases, run
 
@@ -22,7 +22,7 @@ def main() -> None:
     parser.add_argument("--misses", action="store_true", help="list every miss")
     args = parser.parse_args()
     enc = build_encyclopedia(args.entries)
-    index = diagnose.Index.from_export(exports.signature_index(enc, "/"))
+    index = exports.matcher(enc)
     outcomes = [run(index, case) for case in load_cases(args.cases)]
     scope = [o for o in outcomes if o.case.expect]
     out = [o for o in outcomes if not o.case.expect]

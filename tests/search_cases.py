@@ -85,7 +85,7 @@ def first_error_line(log: str, page: Page, index: diagnose.Index) -> str:
 
 
 def pasted_queries(enc: Encyclopedia) -> list[Query]:
-    index = diagnose.Index.from_export(exports.signature_index(enc, "/"))
+    index = exports.matcher(enc)
     return [
         Query(first_error_line(example.log, page, index), page.id, f"{page.id}#{n}")
         for page in enc.pages.values()

@@ -88,7 +88,7 @@ def test_every_text_a_signature_matches_yields_its_key(case: tuple[str, str]) ->
 def test_every_evidence_line_of_every_example_yields_its_signature_key(
     shipped: Encyclopedia,
 ) -> None:
-    index = diagnose.Index.from_export(exports.signature_index(shipped, "/"))
+    index = exports.matcher(shipped)
     checked = 0
     for page in shipped.pages.values():
         for example in page.entry.examples:
@@ -177,7 +177,7 @@ def test_sharded_search_in_javascript_finds_what_the_whole_index_finds(
         timeout=300,
     )
     results = json.loads(done.stdout)
-    index = diagnose.Index.from_export(exports.signature_index(shipped, "/"))
+    index = exports.matcher(shipped)
     count = sum(json.loads((site / "search/errors/meta.json").read_text())["shards"].values())
     typed = {f"query {n}" for n in range(len(cases)) if f"query {n}" in cases}
     loaded = []

@@ -47,7 +47,7 @@ def enc() -> Encyclopedia:
 
 @pytest.fixture(scope="module")
 def index(enc: Encyclopedia) -> diagnose.Index:
-    return diagnose.Index.from_export(exports.signature_index(enc, "/"))
+    return exports.matcher(enc)
 
 
 def _needs_the_box() -> None:
