@@ -17,7 +17,15 @@ from typing import Any, NoReturn
 import click
 
 from . import describe, diagnose, ranklogs, runwrap, sources, terminal
-from .cli_common import COLOR_OPTION, PROBLEMS, USAGE, emit_problems, problem_records
+from .cli_common import (
+    COLOR_OPTION,
+    ENTRIES_OPTION,
+    PROBLEMS,
+    SITE_URL_OPTION,
+    USAGE,
+    emit_problems,
+    problem_records,
+)
 from .problems import EntryError
 from .text import paragraphs, visible
 
@@ -90,12 +98,6 @@ def main() -> None:
     entries."""
 
 
-SITE_URL_HELP = (
-    "Site URL for links (default: $ENCYCLOPEDIA_SITE_URL, else the one this package was built "
-    "with; else the explain command)."
-)
-
-
 def _site_url(value: str | None) -> str:
     chosen = value or os.environ.get("ENCYCLOPEDIA_SITE_URL") or sources.built_site_url() or "/"
     return chosen.rstrip("/") + "/"
@@ -128,8 +130,8 @@ def _broken(err: EntryError, as_json: bool) -> NoReturn:
 
 @main.command(short_help="Show an entry in the terminal, offline.")
 @click.argument("entry_id", metavar="ID")
-@click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
-@click.option("--site-url", metavar="URL", help=SITE_URL_HELP)
+@ENTRIES_OPTION
+@SITE_URL_OPTION
 def explain(entry_id: str, entries_dir: str | None, site_url: str | None) -> None:
     """Print an entry in the terminal: quick answer, fix, how to confirm it, references."""
     source = _source(entries_dir, site_url)
@@ -225,14 +227,14 @@ def _records(
 @click.argument("log", type=click.Path(exists=True, allow_dash=True, path_type=Path), default="-")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--top", type=click.IntRange(min=1), default=None, help="Show at most N entries.")
-@click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
+@ENTRIES_OPTION
 @click.option(
     "--index",
     "index_file",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Use an exported signatures.json instead of the entries.",
 )
-@click.option("--site-url", metavar="URL", help=SITE_URL_HELP)
+@SITE_URL_OPTION
 @COLOR_OPTION
 def diagnose_command(
     log: Path,
@@ -319,8 +321,8 @@ def _page_json(page: describe.Ranked) -> dict[str, Any]:
 @click.argument("words", nargs=-1, required=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 @click.option("--top", type=click.IntRange(min=1), default=8, show_default=True)
-@click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
-@click.option("--site-url", metavar="URL", help=SITE_URL_HELP)
+@ENTRIES_OPTION
+@SITE_URL_OPTION
 @COLOR_OPTION
 def search_command(
     words: tuple[str, ...],
@@ -357,8 +359,8 @@ def search_command(
     short_help="Run a command; if it fails, say why.",
 )
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-@click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
-@click.option("--site-url", metavar="URL", help=SITE_URL_HELP)
+@ENTRIES_OPTION
+@SITE_URL_OPTION
 @COLOR_OPTION
 def run_command(
     command: tuple[str, ...], entries_dir: str | None, site_url: str | None, color: str

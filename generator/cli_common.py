@@ -53,3 +53,12 @@ COLOR_OPTION = click.option(
     show_default=True,
     help="Colour the report (auto: on a terminal, unless NO_COLOR is set).",
 )
+ENTRIES_OPTION = click.option(
+    "--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries)."
+)
+SITE_URL_OPTION = click.option(
+    "--site-url",
+    metavar="URL",
+    help="Site URL for links (default: $ENCYCLOPEDIA_SITE_URL, else the one this package was "
+    "built with; else the explain command).",
+)

@@ -23,7 +23,15 @@ from . import (
     tree,
     verify,
 )
-from .cli_common import BROKEN, COLOR_OPTION, PROBLEMS, UNREACHABLE, emit_problems, entries_path
+from .cli_common import (
+    BROKEN,
+    COLOR_OPTION,
+    ENTRIES_OPTION,
+    PROBLEMS,
+    UNREACHABLE,
+    emit_problems,
+    entries_path,
+)
 from .finish import finish_site
 from .load import CATEGORY_FILE, LoadCache, load_all
 from .model import is_slug
@@ -51,7 +59,7 @@ def _checkout(entries_dir: str | None) -> Path:
 
 @click.command(short_help="Validate entries: path:line:col: problem; fix.")
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
+@ENTRIES_OPTION
 @FORMAT_OPTION
 def check(paths: tuple[Path, ...], entries_dir: str | None, fmt: str) -> None:
     """Validate entries and the links between them: all of them, or only report on PATHS.
@@ -110,7 +118,7 @@ def _length_notes(root: Path, wanted: set[str], cache: LoadCache) -> None:
 
 
 @click.command("verify", short_help="Prove sources and versions on the package index.")
-@click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
+@ENTRIES_OPTION
 @click.option("--offline", is_flag=True, help="Read only the cache; never ask the index.")
 @click.option(
     "--requirements",
@@ -160,7 +168,7 @@ def _shown(path: Path, root: Path) -> str:
 
 @click.command(short_help="Write the JSON exports (entries, signatures, schema...).")
 @click.argument("out_dir", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
+@ENTRIES_OPTION
 @click.option("--base-url", default="/", show_default=True, help="Prefix of page URLs.")
 def export(out_dir: Path, entries_dir: str | None, base_url: str) -> None:
     """Write entries.json, signatures.json, schema.json, categories.json and tags.json."""
@@ -201,7 +209,7 @@ def _asset_files(assets: Path) -> dict[str, bytes]:
 
 @click.command(short_help="Write the docs tree for another builder.")
 @click.argument("out_dir", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
+@ENTRIES_OPTION
 @click.option(
     "--assets",
     type=click.Path(file_okay=False, exists=True, path_type=Path),
@@ -252,7 +260,7 @@ def render(
 
 @click.command(short_help="Finish a site another builder made from render.")
 @click.argument("site_dir", type=click.Path(file_okay=False, exists=True, path_type=Path))
-@click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
+@ENTRIES_OPTION
 @click.option("--no-full-text", is_flag=True, help="Skip the Pagefind index.")
 def finish(site_dir: Path, entries_dir: str | None, no_full_text: bool) -> None:
     """Finish SITE_DIR, built by another builder from `encyclopedia render`: each page's
@@ -278,7 +286,7 @@ def finish(site_dir: Path, entries_dir: str | None, no_full_text: bool) -> None:
 @click.argument("entry_id", metavar="ID")
 @click.option("--category", required=True, help="The category folder, e.g. memory.")
 @click.option("--title", default=None, help="The entry's title.")
-@click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
+@ENTRIES_OPTION
 def new(entry_id: str, category: str, title: str | None, entries_dir: str | None) -> None:
     """Write entries/CATEGORY/ID.yaml from the commented template."""
     root = entries_path(entries_dir)
@@ -368,7 +376,7 @@ def _reproduction_lines(result: reproduced.Reproduction, style: terminal.Style) 
     help="Write the results here (merged with an existing file; entries/_reproduced.json is "
     "the one the site shows).",
 )
-@click.option("--entries", "entries_dir", metavar="DIR", help="Entries folder (default: entries).")
+@ENTRIES_OPTION
 @COLOR_OPTION
 def reproduce_command(
     ids: tuple[str, ...],
