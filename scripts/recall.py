@@ -6,13 +6,15 @@ Usage: python scripts/recall.py [--entries DIR] [--cases DIR] [--misses]"""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
-from generator import exports
-from generator.pipeline import build_encyclopedia
-from generator.recall import load_cases, run
-
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # the corpus loader is the tests' (tests/recall_cases.py)
+
+from generator import exports  # noqa: E402
+from generator.pipeline import build_encyclopedia  # noqa: E402
+from tests.recall_cases import load_cases, run  # noqa: E402
 
 
 def main() -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from generator import diagnose, exports
 from generator.pipeline import build_encyclopedia
-from generator.recall import load_cases, run
+from tests.recall_cases import load_cases, run
 from tests.support import ROOT
 
 CASES = load_cases(ROOT / "tests" / "recall")

@@ -1,6 +1,7 @@
 """The recall corpus (tests/recall/): real failure logs from public threads, each with the
 entry a reader needs first, or `expect: null` for a failure no entry covers. Shared by the test
-that holds every case and by scripts/recall.py, which prints the figures."""
+that holds every case and by scripts/recall.py, which prints the figures (not part of the
+package: the wheel ships no test corpus)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from . import diagnose
+from generator import diagnose
 
 CONFIDENT = ("medium", "high")
 
