@@ -323,7 +323,8 @@ class _Scanner:
         low = low_bytes.decode("latin-1")
         if self.metrics is not None:
             self.metrics.feed(text, low, self.line)
-        self.timeouts += watchdog.read(text, low, self.line)
+        room = watchdog.MAX_TIMEOUTS - len(self.timeouts)
+        self.timeouts += watchdog.read(text, low, self.line, room)
         self.tagged |= watchdog.tagged_ranks(low_bytes)
         if self.tracebacks is not None:
             self.tracebacks.feed(text, self.line)

@@ -10,7 +10,8 @@ collective operation timeout: worknccl(seqnum=N, optype=NAME` gives a timeout; i
 torchrun prefix `[rankR]:`, else none. The ranks the log shows are the timeouts' ranks, every
 torchrun tag `[rankR]:` or `[defaultR]:` anywhere in it and torchrun's root-cause rank; every
 rank below the highest of them exists (ranks count from 0). The summary goes to the first result
-whose evidence holds a timeout line, as one of its readings.
+whose evidence holds a timeout line (its `ranks`). Only the first MAX_TIMEOUTS timeouts are
+kept, so that a log of nothing but timeout lines keeps diagnose's memory bounded.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 PHRASE = "watchdog caught collective operation timeout"
+MAX_TIMEOUTS = 4096
 _TIMEOUT = re.compile(
     r"(?:rank ?([0-9]{1,9})\] ?)?watchdog caught collective operation timeout: ?"
     r"worknccl\(seqnum=([0-9]{1,18}), ?optype=([a-z_]{1,40})"
@@ -42,13 +44,16 @@ class Timeout:
     optype: str  # as printed (ALLREDUCE, _ALLGATHER_BASE...)
 
 
-def read(text: str, low: str, line: int) -> list[Timeout]:
-    """The timeouts in a chunk (`low` is `text` ASCII-lower-cased; `line` its first line)."""
-    if PHRASE not in low:
+def read(text: str, low: str, line: int, room: int = MAX_TIMEOUTS) -> list[Timeout]:
+    """The first `room` timeouts in a chunk (`low` is `text` ASCII-lower-cased; `line` its
+    first line)."""
+    if room <= 0 or PHRASE not in low:
         return []
-    out = []
+    out: list[Timeout] = []
     counted, at = 0, line
     for found in _TIMEOUT.finditer(low):
+        if len(out) >= room:
+            break
         pos = found.start()
         at += low.count("\n", counted, pos)
         counted = pos

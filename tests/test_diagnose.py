@@ -339,3 +339,19 @@ def test_a_folder_of_rank_logs_gets_the_ranks_summary_of_the_same_text_as_one_fi
             "timeout from rank 3",
         )
     ]
+
+
+def test_a_log_of_timeout_lines_keeps_only_the_first_ones() -> None:
+    """Memory stays bounded: past watchdog.MAX_TIMEOUTS timeouts the rest are not kept, and the
+    ranks sentence still names what was kept."""
+    from generator import watchdog
+
+    line = (
+        "[rank{r}]:[E1204 01:02:03.123456 140 ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught "
+        "collective operation timeout: WorkNCCL(SeqNum={s}, OpType=ALLREDUCE, NumelIn=1, "
+        "NumelOut=1, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.\n"
+    )
+    log = "".join(line.format(r=i % 2, s=i) for i in range(watchdog.MAX_TIMEOUTS + 100))
+    scanner = diagnose.scan(INDEX, io.BytesIO(log.encode("utf-8")))
+    assert len(scanner.timeouts) == watchdog.MAX_TIMEOUTS
+    assert scanner.timeouts[-1].seqnum == str(watchdog.MAX_TIMEOUTS - 1)

@@ -1044,6 +1044,7 @@ function DiagnoseCoreFactory() {
   /* Watchdog timeouts: which ranks timed out on which collective, and which ranks the log shows
    * that did not (generator/watchdog.py documents the semantics). */
   var TIMEOUT_PHRASE = "watchdog caught collective operation timeout";
+  var MAX_TIMEOUTS = 4096;  /* only the first ones are kept (generator/watchdog.py) */
   var TIMEOUT = new RegExp("(?:rank ?([0-9]{1,9})\\] ?)?watchdog caught collective operation " +
                            "timeout: ?worknccl\\(seqnum=([0-9]{1,18}), ?" +
                            "optype=([a-z_]{1,40})", "g");
@@ -1063,7 +1064,7 @@ function DiagnoseCoreFactory() {
     if (low.indexOf(TIMEOUT_PHRASE) < 0) return [];
     var out = [], line = 1, counted = 0, found;
     TIMEOUT.lastIndex = 0;
-    while ((found = TIMEOUT.exec(low)) !== null) {
+    while (out.length < MAX_TIMEOUTS && (found = TIMEOUT.exec(low)) !== null) {
       var pos = found.index;
       for (var i = counted; i < pos; i++) if (low.charCodeAt(i) === 10) line += 1;
       counted = pos;
