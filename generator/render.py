@@ -60,7 +60,6 @@ class RenderedPage:
 
     src_uri: str
     markdown: str
-    edit_path: str | None = None
 
 
 def _finalize(value: Any) -> Any:
@@ -266,17 +265,17 @@ def each_page(
         edit = edit_url.format(path=edit_path) if edit_url and edit_path else None
         last = memo.get(src_uri) if memo is not None else None
         if only is not None and not only(src_uri):
-            return RenderedPage(src_uri, last[2] if last else "", edit_path)
+            return RenderedPage(src_uri, last[2] if last else "")
         compiled = env.get_template(template)
         if last and last[0] is compiled and last[1] == (key, edit):
-            return RenderedPage(src_uri, last[2], edit_path)
+            return RenderedPage(src_uri, last[2])
         page = context.get("page")
         if isinstance(page, Page):
             context["faq"] = faq.questions(page)  # only for a page that is rendered
         text = compiled.render(src_uri=src_uri, enc=enc, link=link, edit=edit, **context)
         if memo is not None:
             memo[src_uri] = (compiled, (key, edit), text)
-        return RenderedPage(src_uri, text, edit_path)
+        return RenderedPage(src_uri, text)
 
     yield add("home.md.j2", "index.md", everything)
     yield add("categories.md.j2", "categories.md", everything)
