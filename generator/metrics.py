@@ -88,6 +88,19 @@ CHANCE: tuple[tuple[int, float, str], ...] = (
     (256000, 12.452932, "12.4529"),
 )
 CHANCE_TOLERANCE = 0.01  # relative
+Chance = tuple[int, float, str]  # (k, ln k, ln k as the description prints it)
+
+
+def _chance(value: float, tolerance: float) -> Chance | None:
+    """The chance level nearest `value` within `tolerance` of it (relative), if any."""
+    near = [c for c in CHANCE if abs(value - c[1]) <= tolerance * c[1]]
+    return min(near, key=lambda c: abs(value - c[1])) if near else None
+
+
+def _chance_text(chance: Chance) -> str:
+    k, _, ln = chance
+    return f"; about ln {k} = {ln}, a uniform guess over {k} choices"
+
 
 _WORD = r"[a-z0-9_/.\-]"
 _NUMBER = r"([-+]?(?:nan|inf|(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:e[-+]?[0-9]+)?))"
@@ -361,14 +374,12 @@ class _Loss:
                     f"{self.name} stays between {self.low[1].shown} and {self.high[1].shown} for "
                     f"{span} ({where})"
                 )
-                mean = self.flat_sum / self.flat_count
-                near = [c for c in CHANCE if abs(mean - c[1]) <= CHANCE_TOLERANCE * c[1]]
-                if near:
-                    k, _, ln = min(near, key=lambda c: abs(mean - c[1]))
-                    desc += f"; about ln {k} = {ln}, a uniform guess over {k} choices"
+                chance = _chance(self.flat_sum / self.flat_count, CHANCE_TOLERANCE)
+                if chance:
+                    desc += _chance_text(chance)
                 lines = _lines(self.first, self.flat_last)
                 out.append(Sighting("loss-flat", desc, lines))
-                if near and k == 2:
+                if chance and chance[0] == 2:
                     out.append(Sighting("loss-flat-at-ln2", desc, lines))
         if self.rise and self.last:
             low, at, risen = self.rise
@@ -414,11 +425,13 @@ class _Loss:
 
 class _Band:
     """A settled stretch from one of a series' first values: every value within `half` of
-    `center` (the stretch's first value, or the chance level ln `chance`)."""
+    `center` (the stretch's first value, or the level of `chance`)."""
 
     __slots__ = ("center", "chance", "count", "first", "half", "high", "last", "low", "start")
 
-    def __init__(self, center: float, half: float, chance: int, start: int, seen: Seen) -> None:
+    def __init__(
+        self, center: float, half: float, chance: Chance | None, start: int, seen: Seen
+    ) -> None:
         self.center, self.half, self.chance, self.start = center, half, chance, start
         self.count = 0
         self.first = self.last = seen
@@ -465,11 +478,10 @@ class _Settled:
             return
         seen = mark(i)
         if not self.chance_only:
-            self.open.append(_Band(value, SETTLE_BAND * abs(value), 0, index, seen))
-        near = [c for c in CHANCE if abs(value - c[1]) <= CHANCE_BAND * c[1]]
-        if near:
-            k, ln, _ = min(near, key=lambda c: abs(value - c[1]))
-            self.open.append(_Band(ln, CHANCE_BAND * ln, k, index, seen))
+            self.open.append(_Band(value, SETTLE_BAND * abs(value), None, index, seen))
+        chance = _chance(value, CHANCE_BAND)
+        if chance:
+            self.open.append(_Band(chance[1], CHANCE_BAND * chance[1], chance, index, seen))
 
     def refs(self) -> list[Seen | None]:
         return [s for b in (*self.open, *self.ended) for s in (b.first, b.last, *_ends(b))]
@@ -483,7 +495,7 @@ class _Settled:
         if not bands:
             return []
         # The longest stretch; at one length, the earliest, then one at a chance level.
-        best = min(bands, key=lambda b: (-b.count, b.start, b.chance == 0))
+        best = min(bands, key=lambda b: (-b.count, b.start, b.chance is None))
         assert best.low is not None and best.high is not None
         desc = (
             f"{self.name} stays between {best.low[1].shown} and {best.high[1].shown} for "
@@ -492,11 +504,10 @@ class _Settled:
         )
         out = []
         if best.chance:
-            ln = next(c[2] for c in CHANCE if c[0] == best.chance)
-            desc += f"; about ln {best.chance} = {ln}, a uniform guess over {best.chance} choices"
+            desc += _chance_text(best.chance)
         lines = _lines(best.first, best.last)
         out.append(Sighting("loss-flat", desc, lines))
-        if best.chance == 2:
+        if best.chance and best.chance[0] == 2:
             out.append(Sighting("loss-flat-at-ln2", desc, lines))
         return out
 

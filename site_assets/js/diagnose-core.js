@@ -478,6 +478,20 @@ function DiagnoseCoreFactory() {
                        allocated: "allocated GPU memory", reserved: "reserved GPU memory",
                        free: "free GPU memory" };
 
+  /* The chance level nearest `value` within `tolerance` of it (relative), or null. */
+  function nearestChance(value, tolerance) {
+    var best = null;
+    CHANCE.forEach(function (c) {
+      if (Math.abs(value - c[1]) <= tolerance * c[1] &&
+          (best === null || Math.abs(value - c[1]) < Math.abs(value - best[1]))) best = c;
+    });
+    return best;
+  }
+
+  function chanceText(c) {
+    return "; about ln " + c[0] + " = " + c[2] + ", a uniform guess over " + c[0] + " choices";
+  }
+
   function toNumber(s) {
     if (s.indexOf("nan") >= 0) return NaN;
     if (s.indexOf("inf") >= 0) return s.charAt(0) === "-" ? -Infinity : Infinity;
@@ -576,16 +590,8 @@ function DiagnoseCoreFactory() {
         var desc = this.name + " stays between " + this.low[1].shown + " and " +
           this.high[1].shown +
           " for " + spanText + " (" + where + ")";
-        var mean = this.flatSum / this.flatCount;
-        var best = null;
-        CHANCE.forEach(function (c) {
-          if (Math.abs(mean - c[1]) <= CHANCE_TOLERANCE * c[1] &&
-              (best === null || Math.abs(mean - c[1]) < Math.abs(mean - best[1]))) best = c;
-        });
-        if (best) {
-          desc += "; about ln " + best[0] + " = " + best[2] + ", a uniform guess over " +
-            best[0] + " choices";
-        }
+        var best = nearestChance(this.flatSum / this.flatCount, CHANCE_TOLERANCE);
+        if (best) desc += chanceText(best);
         out.push({ signal: "loss-flat", description: desc, lines: lines });
         if (best && best[0] === 2) {
           out.push({ signal: "loss-flat-at-ln2", description: desc, lines: lines });
@@ -661,13 +667,9 @@ function DiagnoseCoreFactory() {
       return { center: center, half: half, chance: chance, start: index, count: 0, first: seen,
                last: seen, low: null, high: null };
     };
-    if (!this.chanceOnly) this.open.push(band(value, SETTLE_BAND * Math.abs(value), 0));
-    var best = null;
-    CHANCE.forEach(function (c) {
-      if (Math.abs(value - c[1]) <= CHANCE_BAND * c[1] &&
-          (best === null || Math.abs(value - c[1]) < Math.abs(value - best[1]))) best = c;
-    });
-    if (best) this.open.push(band(best[1], CHANCE_BAND * best[1], best[0]));
+    if (!this.chanceOnly) this.open.push(band(value, SETTLE_BAND * Math.abs(value), null));
+    var best = nearestChance(value, CHANCE_BAND);
+    if (best) this.open.push(band(best[1], CHANCE_BAND * best[1], best));
   };
   Settled.prototype.sightings = function () {
     var count = this.count, best = null;
@@ -684,14 +686,10 @@ function DiagnoseCoreFactory() {
     var desc = this.name + " stays between " + best.low[1].shown + " and " + best.high[1].shown +
       " for " + best.count + " of " + count + " logged values from value " + (best.start + 1) +
       " (" + span(best.first, best.last) + ")";
-    if (best.chance) {
-      var ln = CHANCE.filter(function (c) { return c[0] === best.chance; })[0][2];
-      desc += "; about ln " + best.chance + " = " + ln + ", a uniform guess over " + best.chance +
-        " choices";
-    }
+    if (best.chance) desc += chanceText(best.chance);
     var lines = seenLines(best.first, best.last);
     var out = [{ signal: "loss-flat", description: desc, lines: lines }];
-    if (best.chance === 2) {
+    if (best.chance && best.chance[0] === 2) {
       out.push({ signal: "loss-flat-at-ln2", description: desc, lines: lines });
     }
     return out;
