@@ -11,6 +11,7 @@ with no non-finite value after it, `reserved` with no `memory` after it."""
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -68,6 +69,7 @@ COMMON_WORDS = frozenset(
 _PUNCTUATION = ".,:;()[]'\""
 
 
+@functools.lru_cache(maxsize=65_536)  # tokens repeat across signatures: index start-up
 def _rarity(token: str) -> int:
     """Higher for tokens unlikely in ordinary log lines: identifiers mixing letters with `_`,
     `.` or digits beat plain words; bare numbers and common words are worst."""
@@ -141,6 +143,7 @@ _GUARD_BONUS = 8
 _GUARD_MIN_LENGTH = 4
 
 
+@functools.lru_cache(maxsize=100_000)  # the CLI builds an index twice (checked, then used)
 def choose(parts: tuple[str, ...], compiled: tuple[Piece, ...]) -> Anchor:
     """Of a signature's literal pieces (diagnose.pieces), the run without spaces least likely to
     fill a log (a substring of every line the signature matches), preferring one a guard can
