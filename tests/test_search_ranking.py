@@ -81,8 +81,8 @@ def test_typed_queries_bring_their_entry_first(box: Any) -> None:
 # The held-back fifth of tests/search/described.json (real issue titles and forum questions,
 # never used to tune the ranking) and its Chinese part: the levels the ranking reached when it
 # was last measured (scripts/search_described.py prints the figures with the misses).
-HELD_OUT_TOP1 = 0.76
-HELD_OUT_TOP3 = 0.85
+HELD_OUT_TOP1 = 0.8
+HELD_OUT_TOP3 = 0.91
 HELD_OUT_CHINESE_TOP1 = 0.7
 
 
