@@ -22,7 +22,7 @@ from .escape import Md, attr, block, code_block, inline
 from .link import CategoryPage, Encyclopedia, Link, Page, relative_uri
 from .model import SEVERITIES, SetRun
 from .reproduced import Reproduction
-from .text import first_sentence
+from .text import after_first_sentence, first_sentence
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -139,6 +139,7 @@ def _environment(override_dir: str | None) -> jinja2.Environment:
         md=Md,
         cell=inline,
         first_sentence=first_sentence,
+        after_first_sentence=after_first_sentence,
         json=lambda v: Md(json.dumps(v)),
     )
     env.tests["one_line"] = lambda code: "\n" not in code.strip()

@@ -98,18 +98,36 @@ def shorten(text: str, limit: int) -> str:
 
 def first_sentence(text: str) -> str:
     """The text up to its first full stop outside code spans (for short listings)."""
+    return split_first_sentence(text)[0]
+
+
+def after_first_sentence(text: str) -> str:
+    """The text after its first sentence, on one line ("" when it is one sentence): what a
+    section adds to the sentence the quick answer already shows."""
+    return split_first_sentence(text)[1]
+
+
+def split_first_sentence(text: str) -> tuple[str, str]:
+    """The text on one line, cut after its first full stop outside code spans."""
     flat = one_line(text)
     out = []
-    for is_code, part in split_code(flat):
+    parts = split_code(flat)
+    for i, (is_code, part) in enumerate(parts):
         if is_code:
-            out.append("`" + part + "`" if "`" not in part else "`` " + part + " ``")
+            out.append(_code_span(part))
             continue
         stop = re.search(r"[.!?](\s|$)", part)
         if stop:
             out.append(part[: stop.start() + 1])
-            return "".join(out)
+            rest = [part[stop.end() :]]
+            rest += [_code_span(p) if c else p for c, p in parts[i + 1 :]]
+            return "".join(out), "".join(rest).strip()
         out.append(part)
-    return "".join(out)
+    return "".join(out), ""
+
+
+def _code_span(code: str) -> str:
+    return "`" + code + "`" if "`" not in code else "`` " + code + " ``"
 
 
 # Characters no entry needs and that change what a reader or a terminal sees: C0/C1 controls
