@@ -9,7 +9,7 @@ STAMP = $(VENV)/.installed-test
 # MkDocs and Material print a notice about their future on every run: not the reader's concern.
 export NO_MKDOCS_2_WARNING = 1
 
-.PHONY: serve test lint build check verify new bench bench-build bench-search recall reproduce clean
+.PHONY: serve test lint build check verify new bench bench-build bench-search words recall reproduce clean
 
 $(SERVE_STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,11 @@ bench-build: $(STAMP)
 # Builds sites of 1,000 and 5,000 synthetic entries (minutes on two cores); SITES=dir keeps them.
 bench-search: $(STAMP)
 	$(BIN)/python scripts/bench_search.py $(if $(SITES),--sites $(SITES))
+
+# Words of each entry page as a phone shows them: the median, the most common failures, the longest.
+words: $(STAMP)
+	$(BIN)/mkdocs build -q -d build/site-words
+	$(BIN)/python scripts/page_words.py build/site-words
 
 # ruff's checks and its formatter's, then strict types over the package, tests and scripts.
 lint: $(STAMP)
