@@ -91,7 +91,7 @@ def test_invisible_and_control_characters_are_refused_everywhere(
 
 
 # The <details> the entry template writes (entry.md.j2, onpage.py); entry text cannot set a class.
-GENERATOR_DETAILS = {"enc-onpage", "enc-more"}
+GENERATOR_DETAILS = {"enc-onpage", "enc-more", "enc-log quote"}
 
 
 class _Page(HTMLParser):
@@ -126,8 +126,9 @@ class _Page(HTMLParser):
                 )
             ):
                 self.problems.append(f"<{tag} {name}={value!r}>")
-        # content tabs are radio buttons, task lists disabled checkboxes, and the folded lists
-        # ("On this page", more backlinks) details of the generator's classes: all its own
+        # content tabs are radio buttons, task lists disabled checkboxes, and the folded parts
+        # ("On this page", more backlinks, each real log) details of the generator's classes:
+        # all its own
         own = (
             tag == "input"
             and (
