@@ -91,7 +91,7 @@ def test_invisible_and_control_characters_are_refused_everywhere(
 
 
 # The <details> the entry template writes (entry.md.j2, onpage.py); entry text cannot set a class.
-GENERATOR_DETAILS = {"enc-onpage", "enc-more", "enc-log quote"}
+GENERATOR_DETAILS = {"enc-onpage", "enc-more", "enc-log quote", "enc-scripts quote"}
 
 
 class _Page(HTMLParser):
