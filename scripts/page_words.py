@@ -35,9 +35,8 @@ def entry_paths() -> dict[str, str]:
 
 def main() -> None:
     site, only = Path(sys.argv[1]), sys.argv[2:]
-    paths = entry_paths()
-    if only:
-        paths = {i: paths[i] for i in only}
+    every = entry_paths()
+    paths = {i: every[i] for i in only} if only else every
     counts: dict[str, int] = {}
     with serve_dir(site) as base, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
@@ -50,7 +49,7 @@ def main() -> None:
         f"{len(counts)} entry pages: median {statistics.median(counts.values()):.0f} words, "
         f"{sum(n >= LONG for n in counts.values())} of {LONG:,} words or more"
     )
-    common, _ = read_common(ROOT / "entries", set(entry_paths()), frozenset())
+    common, _ = read_common(ROOT / "entries", set(every), frozenset())
     common = tuple(i for i in common if i in counts)
     if common:
         print("most common failures: " + ", ".join(f"{i} {counts[i]}" for i in common))
