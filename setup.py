@@ -16,7 +16,7 @@ class BuildWithShippedEntries(build_py):
     def run(self) -> None:
         super().run()
         sys.path.insert(0, str(HERE))
-        from generator.sources import write_shipped
+        from generator.terminal.sources import write_shipped
 
         for path in write_shipped(HERE / "entries", Path(self.build_lib) / "generator" / "shipped"):
             self.announce(f"wrote {path}", level=2)

@@ -10,16 +10,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import exports
-from .common import read_common
-from .exports import RecordMemo
-from .link import Encyclopedia, check_drafts, link
-from .load import LoadCache, load_all
-from .problems import EntryError, Problem
-from .reproduced import RESULTS_FILE, read_results
+from .pages import exports
+from .pages.exports import RecordMemo
+from .prove.reproduced import RESULTS_FILE, read_results
+from .read.common import read_common
+from .read.link import Encyclopedia, check_drafts, link
+from .read.load import LoadCache, load_all
+from .read.problems import EntryError, Problem
 
 if TYPE_CHECKING:
-    from .render import PageMemo, RenderedPage
+    from .pages.render import PageMemo, RenderedPage
 
 
 @dataclass
@@ -104,7 +104,7 @@ def render_pages(
     not rendered (render.each_page)."""
     # Imported here: the wheel's build step checks and ships the entries with only the loading
     # stages installed (setup.py), without Jinja2 and Pygments.
-    from .render import render_site
+    from .pages.render import render_site
 
     memo = reuse.pages if reuse else None
     return tuple(render_site(encyclopedia, edit_url, overrides, memo, only))
@@ -114,7 +114,7 @@ def export_files(
     encyclopedia: Encyclopedia, base_url: str, reuse: Reuse | None = None
 ) -> dict[str, str]:
     """The files served as they are (build_site's second stage), by their path in the site."""
-    from . import errorindex
+    from .search import errorindex
 
     records = reuse.records if reuse else None
     return {

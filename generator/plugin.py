@@ -12,8 +12,8 @@ from mkdocs.structure.files import Files
 from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 
-from . import modes
-from .options import EncyclopediaConfig
+from .serve import modes
+from .serve.options import EncyclopediaConfig
 
 __all__ = ["EncyclopediaConfig", "EncyclopediaPlugin"]
 

@@ -25,7 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from generator import diagnose, exports  # noqa: E402
+from generator import diagnose  # noqa: E402
+from generator.pages import exports  # noqa: E402
 from generator.pipeline import build_encyclopedia  # noqa: E402
 
 MB = 1024 * 1024
@@ -98,7 +99,15 @@ def literals(index_records: list[dict[str, object]], path: Path) -> None:
 def bench_training_log(tmp: Path, index_file: Path, patterns: Path, label: str) -> None:
     """The headline figure: the 100 MB training log against `index_file`, beside grep over the
     same signatures' literal pieces."""
-    cli = [sys.executable, "-m", "generator.cli", "diagnose", "--index", str(index_file), "--json"]
+    cli = [
+        sys.executable,
+        "-m",
+        "generator.terminal.cli",
+        "diagnose",
+        "--index",
+        str(index_file),
+        "--json",
+    ]
     log = tmp / "train-100mb.log"
     if not log.exists():
         make_log(log, 100 * MB)
@@ -127,7 +136,15 @@ def bench_synthetic(tmp: Path, count: int) -> None:
 
 
 def bench_cli(tmp: Path, index_file: Path) -> None:
-    cli = [sys.executable, "-m", "generator.cli", "diagnose", "--index", str(index_file), "--json"]
+    cli = [
+        sys.executable,
+        "-m",
+        "generator.terminal.cli",
+        "diagnose",
+        "--index",
+        str(index_file),
+        "--json",
+    ]
 
     one_line = tmp / "one-line.log"
     with one_line.open("w") as out:
@@ -160,7 +177,7 @@ def bench_gigabyte(tmp: Path, index_file: Path) -> None:
         data = base.read_bytes()
         for _ in range(10):
             out.write(data)
-    cli = [sys.executable, "-m", "generator.cli", "diagnose", "--index", str(index_file)]
+    cli = [sys.executable, "-m", "generator.terminal.cli", "diagnose", "--index", str(index_file)]
     ours, rss, code = timed([*cli, str(log)])
     print(f"1 GB log: {ours:.1f} s, peak {rss:.0f} MiB (streamed), exit {code}")
 
@@ -207,8 +224,8 @@ def bench_run(tmp: Path) -> None:
     and the whole time when it fails (the diagnosis is waited for at the end). Peak memory is
     measured in a fresh process whose only descendants are the wrapper and command. Run in the
     repository, the wrapper reads its entries folder before starting the command: about 2 s for
-    200 entries the first time, then from the record cache (generator/recordcache.py), which
-    the warm-up call below fills; installed elsewhere it reads the packaged index."""
+    200 entries the first time, then from the record cache (generator/terminal/recordcache.py),
+    which the warm-up call below fills; installed elsewhere it reads the packaged index."""
     log = tmp / "train-100mb.log"
     size_mb = log.stat().st_size / 1e6
     for status in (0, 1):
@@ -222,12 +239,14 @@ def bench_run(tmp: Path) -> None:
 
 
 def _bench_run_once(child: list[str], size_mb: float, outcome: str) -> None:
-    timed([sys.executable, "-m", "generator.cli", "run", "--", "true"])  # fills the record cache
+    timed(
+        [sys.executable, "-m", "generator.terminal.cli", "run", "--", "true"]
+    )  # fills the record cache
     for label, cmd in (
         ("the command alone", child),
         (
             "encyclopedia run -- command",
-            [sys.executable, "-m", "generator.cli", "run", "--", *child],
+            [sys.executable, "-m", "generator.terminal.cli", "run", "--", *child],
         ),
     ):
         seconds, peak, code = timed(cmd)

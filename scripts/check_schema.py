@@ -2,7 +2,7 @@
 
 Usage: python scripts/check_schema.py [ENTRY.yaml ...]   (default: every entry)
 Exits 1 and prints `path: message` for each entry the schema rejects, or when the committed
-schema is out of date with generator/model.py."""
+schema is out of date with generator/read/model.py."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from jsonschema import Draft202012Validator
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from generator.schema import schema_text  # noqa: E402
+from generator.read.schema import schema_text  # noqa: E402
 
 
 def main(args: list[str]) -> int:
@@ -24,7 +24,7 @@ def main(args: list[str]) -> int:
     if schema_file.read_text(encoding="utf-8") != schema_text():
         print(
             f"{schema_file}: out of date; regenerate it with "
-            "`python -c 'from generator.schema import schema_text; "
+            "`python -c 'from generator.read.schema import schema_text; "
             'open("schema/entry.schema.json", "w").write(schema_text())\'`'
         )
         return 1

@@ -2,7 +2,7 @@
 
 A primary signature that no example log of its entry holds must name its `source` (see
 `encyclopedia check`). This script downloads the current release of each package below (through
-`generator.releases`, cached), looks in every file of it for the literal pieces of each such
+`generator.prove.releases`, cached), looks in every file of it for the literal pieces of each such
 signature with the same test `encyclopedia verify` applies, and writes
 `source: {package, version, file}` into the entry for the first package that holds it (a package
 the entry's `affects` names first). What it cannot find is listed: those need a real log.
@@ -26,10 +26,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from generator.diagnose import pieces  # noqa: E402
-from generator.load import Loaded, load_all  # noqa: E402
-from generator.releases import IndexUnreachable, PackageIndex  # noqa: E402
-from generator.rules import all_signatures, unproven_signatures  # noqa: E402
-from generator.verify import text_in  # noqa: E402
+from generator.prove.releases import IndexUnreachable, PackageIndex  # noqa: E402
+from generator.prove.verify import text_in  # noqa: E402
+from generator.read.load import Loaded, load_all  # noqa: E402
+from generator.read.rules import all_signatures, unproven_signatures  # noqa: E402
 
 # Searched in this order. torch is the release this machine kind installs (the reproducers' pin).
 PACKAGES = [

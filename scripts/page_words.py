@@ -17,7 +17,7 @@ from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from generator.common import read_common  # noqa: E402
+from generator.read.common import read_common  # noqa: E402
 from tests.support import CHROMIUM, CHROMIUM_ARGS, serve_dir  # noqa: E402
 
 WORDS = "document.querySelector('article').innerText.split(/\\s+/).filter(Boolean).length"

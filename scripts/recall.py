@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the corpus loader is the tests' (tests/recall_cases.py)
 
-from generator import exports  # noqa: E402
+from generator.pages import exports  # noqa: E402
 from generator.pipeline import build_encyclopedia  # noqa: E402
 from tests.recall_cases import load_cases, run  # noqa: E402
 

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator import diagnose, exports
-from generator.link import Encyclopedia, Page
+from generator import diagnose
+from generator.pages import exports
+from generator.read.link import Encyclopedia, Page
 
 TYPED = Path(__file__).parent / "search" / "typed.json"
 DESCRIBED = Path(__file__).parent / "search" / "described.json"

@@ -19,7 +19,7 @@ from mkdocs.commands.build import build
 from mkdocs.config import load_config
 from mkdocs.exceptions import Abort
 
-from generator.cli import main
+from generator.terminal.cli import main
 from tests.support import ROOT
 
 CASES = Path(__file__).parent / "bad_entries"

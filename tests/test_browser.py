@@ -14,8 +14,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from generator import fulltext
 from generator.pipeline import build_encyclopedia
+from generator.search import fulltext
 from tests.support import ROOT, serve_dir
 
 pytestmark = pytest.mark.browser

@@ -257,7 +257,7 @@ def test_a_build_leaves_no_spooled_files_behind(tmp_path: Path) -> None:
 def test_every_top_level_name_of_the_site_is_reserved(fixture_site: Path) -> None:
     """A category folder named like one of the site's own paths would replace it: the reserved
     list must hold every top-level name a build writes besides the category folders."""
-    from generator.reserved import TOP_LEVEL
+    from generator.read.reserved import TOP_LEVEL
 
     categories = {p.name for p in FIXTURE_ENTRIES.iterdir() if p.is_dir()}
     names = {p.name.split(".")[0] for p in fixture_site.iterdir()} - categories

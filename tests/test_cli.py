@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 from jsonschema import Draft202012Validator
 
-from generator.cli import main
+from generator.terminal.cli import main
 from tests.conftest import FIXTURE_ENTRIES
 from tests.support import ROOT
 
@@ -284,7 +284,7 @@ def test_diagnose_with_no_match_names_the_closest_pages_apart_from_a_diagnosis(
 def test_run_names_the_closest_pages_when_a_failed_command_matched_nothing(project: Path) -> None:
     script = "import sys; sys.stderr.write('ValueError: alpha memory gone\\n'); sys.exit(3)"
     result = subprocess.run(
-        [sys.executable, "-m", "generator.cli", "run", "--", sys.executable, "-c", script],
+        [sys.executable, "-m", "generator.terminal.cli", "run", "--", sys.executable, "-c", script],
         cwd=project,
         capture_output=True,
         text=True,
@@ -321,7 +321,7 @@ def test_explain_suggests_entries_by_their_words_when_the_id_is_unknown(project:
 def test_the_site_url_given_at_build_time_is_the_links_default(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from generator import cli, sources
+    from generator.terminal import cli, sources
 
     monkeypatch.setenv("ENCYCLOPEDIA_SITE_URL", "https://failures.example.org/")
     written = sources.write_shipped(FIXTURE_ENTRIES, tmp_path)

@@ -1,6 +1,6 @@
-"""The described-query ranking (generator/describe.py and site_assets/js/describe-core.js): its
-query steps, its vectors (tests/search/describe_vectors.json, one case per scenario), and the two
-halves giving the same ranking, score for score, on every query the project holds."""
+"""The described-query ranking (generator/search/describe.py and site_assets/js/describe-core.js):
+its query steps, its vectors (tests/search/describe_vectors.json, one case per scenario), and the
+two halves giving the same ranking, score for score, on every query the project holds."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from generator import describe, exports
+from generator.pages import exports
 from generator.pipeline import build_encyclopedia
+from generator.search import describe
 from tests.search_cases import described_queries, typed_queries
 from tests.support import ROOT
 

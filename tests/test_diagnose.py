@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from generator import diagnose
-from generator.cli import main
+from generator.terminal.cli import main
 
 VECTORS = Path(__file__).parent / "diagnose_vectors"
 INDEX = diagnose.Index.from_export(json.loads((VECTORS / "index.json").read_text()))
@@ -178,7 +178,7 @@ def test_an_unreadable_rank_log_is_a_line_not_a_traceback(
 ) -> None:
     """One rank's log that cannot be opened (gone, no permission) is left out and said so; the
     others are still diagnosed."""
-    from generator import ranklogs
+    from generator.diagnose import ranklogs
 
     folder = tmp_path / "logs"
     folder.mkdir()
@@ -210,7 +210,7 @@ def test_guards_skip_lines_without_the_phrase_and_keep_every_way_it_can_be_writt
             }
         ]
     )
-    scanner = diagnose._Scanner(index)
+    scanner = diagnose.Scanner(index)
     kept = ["loss:\tnan", "LOSS: \t -inf", "loss:\ntensor(nan", "loss:  \r\n  +INF", "loss:\rnan"]
     dropped = ["loss: 0.25", "loss: info", "loss:\n\nnan"]
     for text in kept + dropped:
@@ -244,8 +244,8 @@ def test_the_signal_tables_agree_everywhere() -> None:
     import re
     from typing import get_args
 
-    from generator import metrics
-    from generator.model import MetricSignal
+    from generator.diagnose import metrics
+    from generator.read.model import MetricSignal
 
     names = list(get_args(MetricSignal))
     assert names == list(metrics.SIGNALS) == list(metrics.SIGNAL_SCORES)
@@ -273,9 +273,9 @@ def test_a_wrapped_command_reads_its_metric_lines_as_a_file_does(piece: int) -> 
 
 
 def test_both_halves_read_metrics_with_the_same_patterns() -> None:
-    """The JavaScript finders are built from the same source text as generator/metrics.py's:
-    one key, one pattern, one unit rule each, in the same order."""
-    from generator import metrics
+    """The JavaScript finders are built from the same source text as
+    generator/diagnose/metrics.py's: one key, one pattern, one unit rule each, in the same order."""
+    from generator.diagnose import metrics
 
     node = shutil.which("node")
     if node is None:
@@ -344,7 +344,7 @@ def test_a_folder_of_rank_logs_gets_the_ranks_summary_of_the_same_text_as_one_fi
 def test_a_log_of_timeout_lines_keeps_only_the_first_ones() -> None:
     """Memory stays bounded: past watchdog.MAX_TIMEOUTS timeouts the rest are not kept, and the
     ranks sentence still names what was kept."""
-    from generator import watchdog
+    from generator.diagnose import watchdog
 
     line = (
         "[rank{r}]:[E1204 01:02:03.123456 140 ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught "

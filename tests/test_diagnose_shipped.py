@@ -7,7 +7,8 @@ import io
 import json
 from typing import Any
 
-from generator import diagnose, exports
+from generator import diagnose
+from generator.pages import exports
 from tests.support import ROOT
 from tests.test_fixture_matrix import INDEX
 
@@ -127,7 +128,7 @@ def test_ordinary_training_lines_reach_no_full_match() -> None:
     through to the full matcher (a PEFT signature anchored on `modules` once sent every
     traceback frame there, a fifth of a busy log; `KeyError: 'eval_loss'` anchored on its
     unguarded last word once sent every evaluation line)."""
-    scanner = diagnose._Scanner(INDEX)
+    scanner = diagnose.Scanner(INDEX)
     # (a chunk's last segment skips the guards, as a phrase may go on in the next chunk)
     text = "\n".join(ORDINARY_LINES * 3) + "\nok\n"
     assert scanner._hit_segments(text, text.lower(), text.lower().encode("latin-1")) == []

@@ -16,9 +16,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator import diagnose, errorindex, exports, pattern
-from generator.link import Encyclopedia
+from generator import diagnose
+from generator.pages import exports
 from generator.pipeline import build_encyclopedia
+from generator.read import pattern
+from generator.read.link import Encyclopedia
+from generator.search import errorindex
 from tests.search_cases import pasted_queries, typed_queries
 from tests.support import ROOT
 

@@ -1,6 +1,6 @@
 """The README's exit-code table, driven row by row: each row's case runs the installed command
-(`python -m generator.cli`) in a fresh process and must exit as the table says. A row without a
-case, or a case without a row, fails: the table and the commands cannot drift apart."""
+(`python -m generator.terminal.cli`) in a fresh process and must exit as the table says. A row
+without a case, or a case without a row, fails: the table and the commands cannot drift apart."""
 
 from __future__ import annotations
 
@@ -97,7 +97,7 @@ def test_the_command_exits_as_the_table_says(
     meaning = {"N": 3, "128 + N": 128 + signal.SIGKILL}
     assert code == (meaning[written] if written in meaning else int(written)), (row, written)
     result = subprocess.run(
-        [sys.executable, "-m", "generator.cli", *args],
+        [sys.executable, "-m", "generator.terminal.cli", *args],
         cwd=folders["root"],
         capture_output=True,
         text=True,

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from generator import diagnose, exports
+from generator import diagnose
+from generator.pages import exports
 from generator.pipeline import build_encyclopedia
 from tests.support import ROOT
 from tests.test_diagnose import run_node

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator import fulltext
+from generator.search import fulltext
 
 
 def _pages(site: Path, folder: str, count: int, indexed: bool = True) -> None:

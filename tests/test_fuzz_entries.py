@@ -11,11 +11,11 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from generator.link import link
-from generator.load import Loaded
-from generator.model import Entry
-from generator.validate import validate_record
-from generator.yamlsource import read_source
+from generator.read.link import link
+from generator.read.load import Loaded
+from generator.read.model import Entry
+from generator.read.validate import validate_record
+from generator.read.yamlsource import read_source
 
 BASE = yaml.safe_load((Path(__file__).parent / "bad_entries" / "_valid.yaml").read_text())
 PATH = "entries/memory/case.yaml"

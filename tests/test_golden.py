@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from generator.pages.render import render_site
 from generator.pipeline import build_encyclopedia
-from generator.render import render_site
 from tests.conftest import FIXTURE_ENTRIES
 
 GOLDEN = Path(__file__).parent / "golden"

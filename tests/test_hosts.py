@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from generator import tree
-from generator.cli import main
+from generator.pages import tree
+from generator.terminal.cli import main
 from tests.support import ROOT, run_build
 
 BIN = Path(sys.executable).parent
@@ -256,7 +256,7 @@ ODD_PAGES = [
 def test_finish_reports_what_is_not_a_page_and_changes_nothing(
     tmp_path: Path, plant: object, problem: str
 ) -> None:
-    from generator.finish import finish_site
+    from generator.pages.finish import finish_site
     from generator.pipeline import build_encyclopedia
     from tests.conftest import FIXTURE_ENTRIES
 
@@ -293,7 +293,7 @@ def test_render_refuses_a_link_among_the_assets(tmp_path: Path) -> None:
 def test_the_mkdocs_build_refuses_a_linked_asset(tmp_path: Path) -> None:
     """The plugin's check (files.linked_files): a link among the docs_dir's files, or a file in
     a linked folder, would make MkDocs publish its target; theme files outside are not its."""
-    from generator.files import linked_files
+    from generator.read.files import linked_files
 
     docs, outside = tmp_path / "docs", tmp_path / "outside"
     (docs / "css").mkdir(parents=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import exports
+from generator.pages import exports
 from generator.pipeline import build_encyclopedia
 from tests.support import ROOT
 
@@ -46,7 +46,7 @@ def elsewhere(tmp_path: Path) -> Path:
 
 
 def command(installed: Path) -> list[str]:
-    return [sys.executable, "-m", "generator.cli"]
+    return [sys.executable, "-m", "generator.terminal.cli"]
 
 
 def env(installed: Path, **extra: str) -> dict[str, str]:
@@ -67,7 +67,7 @@ def cli(installed: Path, cwd: Path, *args: str, **extra: str) -> subprocess.Comp
 
 def test_the_installed_package_is_the_one_run(installed: Path, elsewhere: Path) -> None:
     found = subprocess.run(
-        [sys.executable, "-c", "import generator.sources as s; print(s.PACKAGE)"],
+        [sys.executable, "-c", "import generator.terminal.sources as s; print(s.PACKAGE)"],
         cwd=elsewhere,
         env=env(installed),
         capture_output=True,
@@ -107,7 +107,7 @@ def test_the_user_commands_load_none_of_the_site_stack(installed: Path, elsewher
     log.write_text(MULTIRANK, encoding="utf-8")
     probe = textwrap.dedent(f"""
         import sys
-        from generator import cli
+        from generator.terminal import cli
         for args in (["diagnose", {str(log)!r}], ["explain", "nccl-timeout"],
                      ["run", "--", sys.executable, "-c", "pass"]):
             try:
@@ -115,7 +115,7 @@ def test_the_user_commands_load_none_of_the_site_stack(installed: Path, elsewher
             except SystemExit:
                 pass
         loaded = [m for m in {SITE_STACK!r} if m in sys.modules]
-        print("LOADED", loaded, "generator.cli_site" in sys.modules)
+        print("LOADED", loaded, "generator.terminal.cli_site" in sys.modules)
     """)
     found = subprocess.run(
         [sys.executable, "-c", probe],

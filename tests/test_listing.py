@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from generator import onpage
+from generator.pages import onpage
 from generator.pipeline import build_encyclopedia
 from tests.support import ROOT
 

@@ -1,11 +1,12 @@
-"""The signature language's placeholders and conditions (generator/pattern.py), case by case.
+"""The signature language's placeholders and conditions (generator/read/pattern.py), case by case.
 The JavaScript half is held to the same results by tests/diagnose_vectors/."""
 
 from __future__ import annotations
 
 import pytest
 
-from generator import diagnose, pattern
+from generator import diagnose
+from generator.read import pattern
 
 # (signature, normalised text, captured values or None for no match)
 CASES = [

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from mkdocs.exceptions import PluginError
 
-from generator import livereload, modes
 from generator.plugin import EncyclopediaPlugin
+from generator.serve import livereload, modes
 from tests.conftest import FIXTURE_ENTRIES
 
 PAGE = (

@@ -7,7 +7,7 @@ import os
 import threading
 from pathlib import Path
 
-from generator.preview import Builds, fingerprint, is_list, write_files
+from generator.serve.preview import Builds, fingerprint, is_list, write_files
 
 
 def test_fingerprint_changes_with_any_file_under_the_inputs(tmp_path: Path) -> None:

@@ -11,16 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from generator.link import CategoryPage, Encyclopedia, Page
-from generator.load import LoadCache
-from generator.pipeline import Reuse, build_encyclopedia, build_site
-from generator.problems import EntryError
-from generator.render import (
+from generator.pages.render import (
     CATEGORY_LIST_LIMIT,
     LIST_PAGE_SIZE,
     SEVERITY_LIST_LIMIT,
     render_site,
 )
+from generator.pipeline import Reuse, build_encyclopedia, build_site
+from generator.read.link import CategoryPage, Encyclopedia, Page
+from generator.read.load import LoadCache
+from generator.read.problems import EntryError
 from tests.conftest import FIXTURE_ENTRIES
 from tests.support import ROOT
 

@@ -10,7 +10,8 @@ import re
 
 import pytest
 
-from generator import diagnose, exports
+from generator import diagnose
+from generator.pages import exports
 from generator.pipeline import build_encyclopedia
 from tests.recall_cases import load_cases, run
 from tests.support import ROOT

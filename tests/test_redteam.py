@@ -13,10 +13,10 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from generator import csp
-from generator.cli import main
-from generator.text import normalize_newlines
-from generator.yamlsource import read_source
+from generator.pages import csp
+from generator.read.text import normalize_newlines
+from generator.read.yamlsource import read_source
+from generator.terminal.cli import main
 from tests.redteam.corpus import PLACED_IN, Outcome, files_for, payloads
 from tests.support import run_build
 

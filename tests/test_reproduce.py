@@ -20,12 +20,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from generator import diagnose, exports, reproduce, reproduced, sandbox
-from generator.cli import main
-from generator.link import Encyclopedia
-from generator.model import Reproduce, SetRun
+from generator import diagnose
+from generator.pages import exports
+from generator.pages.render import render_site
 from generator.pipeline import build_encyclopedia
-from generator.render import render_site
+from generator.prove import reproduce, reproduced, sandbox
+from generator.read.link import Encyclopedia
+from generator.read.model import Reproduce, SetRun
+from generator.terminal.cli import main
 from tests.support import ROOT
 
 ENTRY = "batchnorm-single-sample-batch"

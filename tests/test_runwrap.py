@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from generator import diagnose, runwrap
+from generator import diagnose
+from generator.terminal import runwrap
 from tests.support import ROOT
 
-WRAPPER = [sys.executable, "-m", "generator.cli", "run", "--"]
+WRAPPER = [sys.executable, "-m", "generator.terminal.cli", "run", "--"]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
 
 

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator
 
-from generator.schema import schema_text
+from generator.read.schema import schema_text
 from tests.support import ROOT
 
 SCHEMA = json.loads((ROOT / "schema" / "entry.schema.json").read_text())
@@ -25,7 +25,7 @@ ENTRY_FILES = sorted(
 
 
 def test_committed_schema_is_up_to_date() -> None:
-    """Regenerate with: python -c 'from generator.schema import schema_text; ...'"""
+    """Regenerate with: python -c 'from generator.read.schema import schema_text; ...'"""
     assert (ROOT / "schema" / "entry.schema.json").read_text() == schema_text()
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import seo
+from generator.pages import seo
 from generator.pipeline import build_encyclopedia
 from tests.conftest import FIXTURE_ENTRIES
 from tests.support import run_build

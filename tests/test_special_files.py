@@ -21,7 +21,7 @@ def check(entries: Path) -> subprocess.CompletedProcess[str]:
     """`encyclopedia check` in its own process, so that a hang fails the test instead of
     blocking the suite."""
     return subprocess.run(
-        [sys.executable, "-m", "generator.cli", "check", "--entries", str(entries)],
+        [sys.executable, "-m", "generator.terminal.cli", "check", "--entries", str(entries)],
         capture_output=True,
         text=True,
         timeout=60,

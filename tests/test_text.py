@@ -7,7 +7,7 @@ import unicodedata
 
 import pytest
 
-from generator.text import (
+from generator.read.text import (
     after_first_sentence,
     first_sentence,
     refused_character,

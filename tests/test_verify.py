@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from generator import releases, verify
-from generator.cli import main
-from generator.cli_common import UNREACHABLE
-from generator.load import load_all
+from generator.prove import releases, verify
+from generator.read.load import load_all
+from generator.terminal.cli import main
+from generator.terminal.cli_common import UNREACHABLE
 from tests.support import ROOT
 
 MESSAGE = "RuntimeError: stand-in kernel refused a tensor of {} elements"
@@ -211,7 +211,7 @@ def test_series_and_releases() -> None:
 
 
 def test_shipped_entries_prove_every_primary_signature() -> None:
-    from generator.rules import unproven_signatures
+    from generator.read.rules import unproven_signatures
 
     assert unproven_signatures(load_all(ROOT / "entries").entries) == []
 

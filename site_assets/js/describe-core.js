@@ -1,4 +1,4 @@
-/* Ranking for described queries, the JavaScript half of generator/describe.py (which builds the
+/* Ranking for described queries, the JavaScript half of generator/search/describe.py (which builds the
  * index and explains the scoring): the same query steps, in the same order, over the index's own
  * word lists, so that both halves rank alike (tests/search/describe_vectors). Runs in a page or
  * in Node (tests/js/describe_node.js). */

@@ -1,4 +1,4 @@
-/* The JavaScript half of the diagnose matcher; generator/diagnose.py is the Python half and
+/* The JavaScript half of the diagnose matcher; generator/diagnose/ is the Python half and
  * documents the semantics. Both pass tests/diagnose_vectors/. Runs in a Web Worker, in a page
  * or in Node; it never touches the network. */
 /* exported DiagnoseCoreFactory */
@@ -26,7 +26,7 @@ function DiagnoseCoreFactory() {
     return asciiLower(text).replace(SPACES, " ");
   }
 
-  /* The signature language (generator/pattern.py documents it): literal text, `*`, and the
+  /* The signature language (generator/read/pattern.py documents it): literal text, `*`, and the
    * placeholders {nonfinite} and {size:NAME}. */
   var PLACEHOLDER = /\{(nonfinite|size:[a-z][a-z0-9_]*)\}/g;
   var NUMBER_DIGITS = 20;
@@ -236,7 +236,7 @@ function DiagnoseCoreFactory() {
     this.signatures = [];
     this.byAnchor = new Map();
     this.signals = new Map();  // metric signal -> entry ids
-    this.raised = [];  // the entries' `raised` rules (generator/frames.py)
+    this.raised = [];  // the entries' `raised` rules (generator/diagnose/frames.py)
     data.forEach(function (item) {
       self.entries.set(item.id, item);
       self.causes.set(item.id, new Set(item.causes || []));
@@ -420,7 +420,7 @@ function DiagnoseCoreFactory() {
     return state;
   }
 
-  /* Metric lines: failures a log shows only in its numbers (generator/metrics.py documents the
+  /* Metric lines: failures a log shows only in its numbers (generator/diagnose/metrics.py documents the
    * semantics and the thresholds; both halves pass tests/diagnose_vectors/). */
   var SIGNAL_SCORES = { "loss-flat": 8, "loss-flat-at-ln2": 10, "loss-zero": 8, "loss-rises": 8,
                         "loss-climbs": 8, "loss-nonfinite": 8, "grad-norm-zero": 8, "lr-zero": 8,
@@ -442,7 +442,7 @@ function DiagnoseCoreFactory() {
     "([-+]?(?:nan|inf|(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:e[-+]?[0-9]+)?))" +
     "(?:[ \\t]?(gib|mib|kib|gb|mb|kb|g|m|bytes))?(?!\\.?[a-z0-9_])";
   /* A key at a word start (or after a joined prefix at one), not after another run's word:
-   * the same source as generator/metrics.py's key(). */
+   * the same source as generator/diagnose/metrics.py's key(). */
   function key(literal, rest, joined, otherRun, bare) {
     var bareStart = bare === false ? [] : ["(?<!" + WORD + literal + ")"];
     var starts = bareStart.concat((joined || []).map(function (p) {
@@ -638,7 +638,7 @@ function DiagnoseCoreFactory() {
     return true;
   };
 
-  /* A loss that settles from (nearly) the start (generator/metrics.py's _Settled). */
+  /* A loss that settles from (nearly) the start (generator/diagnose/loss.py's Settled). */
   function Settled(name, chanceOnly) {
     this.name = name; this.chanceOnly = chanceOnly; this.count = 0; this.open = []; this.ended = [];
   }
@@ -886,7 +886,7 @@ function DiagnoseCoreFactory() {
 
   /* Initiating before collateral, then confidence, then evidence from torchrun's root-cause
    * rank, printed text before numbers alone, score, earliest evidence and id
-   * (generator/diagnose.py does the same). */
+   * (generator/diagnose/ does the same). */
   function rankCandidates(index, state) {
     var found = Array.from(state.candidates.values()).filter(function (c) { return c.primary; });
     var keyed = found.map(function (cand) {
@@ -905,7 +905,7 @@ function DiagnoseCoreFactory() {
       var first = Math.min.apply(null, hits.map(function (h) { return h.line; }));
       /* At one confidence, a match on printed text before one read from numbers alone. */
       var numbersOnly = hits.every(function (h) { return h.signal === true; }) ? 1 : 0;
-      /* Confidence before torchrun's root rank (generator/diagnose.py says why). */
+      /* Confidence before torchrun's root rank (generator/diagnose/ says why). */
       return { key: [cause ? 1 : 0, -level, fromRoot ? 0 : 1, numbersOnly, -cand.score, first,
                      cand.id],
                cand: cand, cause: cause, hits: hits,
@@ -958,7 +958,7 @@ function DiagnoseCoreFactory() {
     return placed;
   }
 
-  /* Tracebacks read for their structure: generator/frames.py documents the semantics; both
+  /* Tracebacks read for their structure: generator/diagnose/frames.py documents the semantics; both
    * halves pass tests/diagnose_vectors/. */
   var MAX_FRAMES = 256, WITHIN = 8;
   var FRAME_PREFIX = "(?:[ \\t]?\\[(?:[Rr]ank ?|default)?[0-9]{1,9}\\]: ?" +
@@ -1040,9 +1040,9 @@ function DiagnoseCoreFactory() {
   }
 
   /* Watchdog timeouts: which ranks timed out on which collective, and which ranks the log shows
-   * that did not (generator/watchdog.py documents the semantics). */
+   * that did not (generator/diagnose/watchdog.py documents the semantics). */
   var TIMEOUT_PHRASE = "watchdog caught collective operation timeout";
-  var MAX_TIMEOUTS = 4096;  /* only the first ones are kept (generator/watchdog.py) */
+  var MAX_TIMEOUTS = 4096;  /* only the first ones are kept (generator/diagnose/watchdog.py) */
   var TIMEOUT = new RegExp("(?:rank ?([0-9]{1,9})\\] ?)?watchdog caught collective operation " +
                            "timeout: ?worknccl\\(seqnum=([0-9]{1,18}), ?" +
                            "optype=([a-z_]{1,40})", "g");

@@ -1,5 +1,5 @@
 /* The pure half of the search box's error matching (search.js is the page half): which shards
- * of search/errors/ a query needs, and the index they make together. generator/errorindex.py
+ * of search/errors/ a query needs, and the index they make together. generator/search/errorindex.py
  * writes the shards and explains why a query's own words are enough to choose them. Runs in a
  * page or in Node (tests/js/search_node.js). */
 /* exported SearchCoreFactory */

@@ -1,7 +1,7 @@
 /* The search box in the header. Two searches run on every query:
  * 1. Error signatures: the diagnose matcher (diagnose-core.js) runs on the query text against
  *    the entries whose signatures the query can match. Those come from the shards of
- *    search/errors/ named by the query's own words (generator/errorindex.py explains why that
+ *    search/errors/ named by the query's own words (generator/search/errorindex.py explains why that
  *    loses nothing), so a pasted error line or traceback finds its entry first, ranked as the
  *    diagnose page ranks it.
  * 2. Descriptions: what a reader types in their own words, ranked by describe-core.js over
@@ -103,7 +103,7 @@
     return pagefind;
   }
 
-  /* A large site's index comes in parts (generator/fulltext.py): the first is pagefind/, the
+  /* A large site's index comes in parts (generator/search/fulltext.py): the first is pagefind/, the
    * others are listed in pagefind/parts.json and searched together with it. */
   function mergeParts(pf) {
     return fetch(ROOT + "pagefind/parts.json")

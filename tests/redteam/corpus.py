@@ -19,8 +19,8 @@ from typing import Any
 import yaml
 from click.testing import CliRunner
 
-from generator.cli import main
 from generator.diagnose import pieces
+from generator.terminal.cli import main
 
 HERE = Path(__file__).parent
 ENTRY_FILE = "entries/memory/case.yaml"
