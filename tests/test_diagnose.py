@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from generator import diagnose
+from generator.diagnose import scanner as diagnose_scan
 from generator.terminal.cli import main
 
 VECTORS = Path(__file__).parent / "diagnose_vectors"
@@ -52,7 +53,7 @@ def test_vector(name: str) -> None:
 @pytest.mark.parametrize("chunk", [7, 64, 4096])
 def test_small_chunks_give_the_same_result(chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Streaming must not change the result wherever chunk boundaries fall."""
-    monkeypatch.setattr(diagnose, "CHUNK_BYTES", chunk)
+    monkeypatch.setattr(diagnose_scan, "CHUNK_BYTES", chunk)
     for name in vector_names():
         case = json.loads((VECTORS / f"{name}.json").read_text(encoding="utf-8"))
         result = diagnose.diagnose(INDEX, io.BytesIO(case["log"].encode("utf-8"))).to_json()
@@ -63,7 +64,7 @@ def test_dropping_matched_anchors_changes_nothing(monkeypatch: pytest.MonkeyPatc
     """Anchors whose signatures have all matched leave the automaton between chunks; on a long
     log where every vector repeats (later copies can only add ranks of nothing new), in small
     chunks, the result must equal the result of the full automaton."""
-    monkeypatch.setattr(diagnose, "CHUNK_BYTES", 256)
+    monkeypatch.setattr(diagnose_scan, "CHUNK_BYTES", 256)
     logs = [json.loads((VECTORS / f"{n}.json").read_text())["log"] for n in vector_names()]
     # two signatures share the anchor `dataloader`: the first to match must not retire it
     shared = [
@@ -73,7 +74,7 @@ def test_dropping_matched_anchors_changes_nothing(monkeypatch: pytest.MonkeyPatc
     ]
     log = "\n".join(shared + logs + logs[::-1] + logs).encode("utf-8")
     pruned = diagnose.diagnose(INDEX, io.BytesIO(log))
-    monkeypatch.setattr(diagnose, "PRUNE_MATCHED", False)
+    monkeypatch.setattr(diagnose_scan, "PRUNE_MATCHED", False)
     full = diagnose.diagnose(INDEX, io.BytesIO(log))
     assert pruned == full
     assert len(pruned.matches) > 5

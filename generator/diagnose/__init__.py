@@ -33,7 +33,7 @@ This module streams: memory is bounded by CHUNK_BYTES plus one segment, whatever
 from .candidates import MAX_EVIDENCE
 from .index import Index, Signature, compiled, normalise, pieces
 from .results import Diagnosis, Evidence, Match, Streaming, confidence, diagnose, result
-from .scan import CHUNK_BYTES, SEGMENT_BYTES, Scanner, scan, strip_ansi
+from .scanner import CHUNK_BYTES, SEGMENT_BYTES, Scanner, scan, strip_ansi
 
 __all__ = [
     "CHUNK_BYTES",

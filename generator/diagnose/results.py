@@ -11,7 +11,7 @@ from typing import Any, BinaryIO
 from . import watchdog
 from .candidates import Candidate
 from .index import Index
-from .scan import SEGMENT_BYTES, Scanner, scan, strip_ansi
+from .scanner import SEGMENT_BYTES, Scanner, scan, strip_ansi
 
 
 def _has_own_line(cause: Candidate, effect: Candidate) -> bool:
