@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import diagnose
-from ..read.link import INVERSE, Encyclopedia, Link, Page
+from ..read.link import Encyclopedia, Link, Page, Relation
 from ..read.model import Signature, Symptom
 from ..read.pattern import parse_condition
 from ..read.schema import schema_text
@@ -24,7 +24,7 @@ def _url(base: str, page_url: str) -> str:
 def _link(link: Link, base: str) -> dict[str, str]:
     return {
         "id": link.id,
-        "relation": link.relation,
+        "relation": link.relation.value,
         "why": link.why,
         "url": _url(base, link.url),
     }
@@ -70,8 +70,8 @@ def signatures(page: Page) -> list[dict[str, Any]]:
 
 def causes(page: Page) -> list[str]:
     """The entries this one causes: a match of one of those next to this one is collateral."""
-    found = {link.id for link in page.related if link.relation == "leads-to"}
-    found |= {link.id for link in page.referenced_by if link.relation == INVERSE["often-caused-by"]}
+    links = (*page.related, *page.referenced_by)
+    found = {link.id for link in links if link.relation is Relation.LEADS_TO}
     return sorted(found)
 
 

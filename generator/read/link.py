@@ -6,6 +6,7 @@ import posixpath
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from ..prove.reproduced import Results
 from . import reserved, rules
@@ -15,14 +16,28 @@ from .problems import Problem
 from .text import PLACEHOLDERS
 from .validate import closest, did_you_mean
 
-# A relation read from the other side, for the "referenced by" list.
-INVERSE = {
-    "confused-with": "confused with",
-    "often-caused-by": "often causes",
-    "leads-to": "often caused by",
-    "co-occurs-with": "co-occurs with",
-    "see-also": "see also",
-}
+
+class Relation(StrEnum):
+    """How a page relates to the page at the other end of a link, as the entry format spells it
+    (model.RelationName): `A leads-to B` on A's page is `often-caused-by A` on B's."""
+
+    CONFUSED_WITH = "confused-with"
+    OFTEN_CAUSED_BY = "often-caused-by"
+    LEADS_TO = "leads-to"
+    CO_OCCURS_WITH = "co-occurs-with"
+    SEE_ALSO = "see-also"
+
+    @property
+    def words(self) -> str:
+        """As a page shows it."""
+        return self.value.replace("-", " ").replace("co occurs", "co-occurs")
+
+    @property
+    def inverse(self) -> Relation:
+        """The same edge read from the other end: causes turn round, the rest are symmetric."""
+        turned = {Relation.LEADS_TO: Relation.OFTEN_CAUSED_BY}
+        turned |= {v: k for k, v in turned.items()}
+        return turned.get(self, self)
 
 
 @dataclass(frozen=True)
@@ -34,7 +49,7 @@ class Link:
     category: str
     title: str
     severity: str
-    relation: str
+    relation: Relation  # this page's relation to the other one
     why: str
 
     @property
@@ -398,7 +413,7 @@ def check_drafts(
     return problems
 
 
-def _link_to(target: Loaded, relation: str, why: str) -> Link:
+def _link_to(target: Loaded, relation: Relation, why: str) -> Link:
     return Link(
         target.id, target.category, target.entry.title, target.entry.severity, relation, why
     )
@@ -430,9 +445,9 @@ def link(
         for rel in source.entry.related:
             target = by_id.get(rel.id)
             if target is not None and target is not source:
-                related[source.id].append(_link_to(target, rel.relation, rel.why))
-                inverse = INVERSE[rel.relation]
-                referenced_by[target.id].append(_link_to(source, inverse, rel.why))
+                relation = Relation(rel.relation)
+                related[source.id].append(_link_to(target, relation, rel.why))
+                referenced_by[target.id].append(_link_to(source, relation.inverse, rel.why))
     pages = {
         i: Page(e.id, e.category, e.path, e.entry, tuple(related[i]), tuple(referenced_by[i]))
         for i, e in by_id.items()

@@ -27,7 +27,7 @@ Severity = Literal["low", "medium", "high", "critical"]
 SEVERITIES: tuple[Severity, ...] = ("critical", "high", "medium", "low")
 Stage = Literal["training", "inference", "evaluation", "data-loading", "install"]
 Layer = Literal["software", "configuration", "hardware", "data"]
-Relation = Literal["confused-with", "often-caused-by", "leads-to", "co-occurs-with", "see-also"]
+RelationName = Literal["confused-with", "often-caused-by", "leads-to", "co-occurs-with", "see-also"]
 Stack = Literal[
     "PyTorch",
     "Hugging Face",
@@ -235,7 +235,7 @@ class Question(Record):
 
 class Related(Record):
     id: Slug
-    relation: Relation
+    relation: RelationName
     why: Prose
 
 
