@@ -55,6 +55,10 @@ words: $(STAMP)
 	$(BIN)/mkdocs build -q -d build/site-words
 	$(BIN)/python scripts/page_words.py build/site-words
 
+# Zensical's config, made from mkdocs.yml (tests/test_hosts.py checks it is up to date).
+zensical.yml: mkdocs.yml scripts/zensical_config.py
+	$(PYTHON) scripts/zensical_config.py
+
 # ruff's checks and its formatter's, then strict types over the package, tests and scripts.
 lint: $(STAMP)
 	$(BIN)/ruff check generator tests scripts

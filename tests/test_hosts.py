@@ -201,6 +201,25 @@ def test_builds_with_properdocs_and_the_plugin(tmp_path: Path) -> None:
     assert (site / "pagefind" / "pagefind.js").is_file()
 
 
+def test_zensical_yml_is_made_from_mkdocs_yml() -> None:
+    """zensical.yml is mkdocs.yml with Zensical's differences (scripts/zensical_config.py): a
+    setting added to mkdocs.yml reaches it, and a change of shape the script cannot follow is
+    refused, not copied half-way."""
+    from scripts.zensical_config import zensical_config
+
+    mkdocs_yml = (ROOT / "mkdocs.yml").read_text()
+    made = zensical_config(mkdocs_yml)
+    assert (ROOT / "zensical.yml").read_text() == made, "run `make zensical.yml`"
+    assert "encyclopedia:" not in made and "variant: classic" in made
+    assert "docs_dir: build/rendered" in made and "css/zensical.css" in made
+    added = mkdocs_yml.replace(
+        "  - Diagnose: diagnose.md\n", "  - Diagnose: diagnose.md\n  - FAQ: faq.md\n"
+    )
+    assert "  - FAQ: faq.md\n" in zensical_config(added)
+    with pytest.raises(ValueError, match="docs_dir: site_assets"):
+        zensical_config(mkdocs_yml.replace("docs_dir: site_assets", "docs_dir: pages"))
+
+
 def test_builds_with_zensical_over_the_rendered_folder(tmp_path: Path) -> None:
     """zensical.yml builds build/rendered into build/site-zensical; the test works on a copy of
     the project's config files so that it leaves the checkout alone."""
