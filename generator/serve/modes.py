@@ -42,7 +42,7 @@ from ..read.problems import EntryError, Problem, counted
 from ..search import fulltext
 from . import livereload, servewatch
 from .options import EncyclopediaConfig
-from .preview import Preview, PreviewFile, Site, fingerprint, remove_output
+from .preview import Preview, PreviewFile, PreviewSources, fingerprint, remove_output
 
 log = get_plugin_logger("generator.plugin")
 EMPTY = Encyclopedia((), {}, {})
@@ -358,7 +358,9 @@ class DirtyPreview(Serve):
             return False
         config = last.config
         where = paths(config, self.options)
-        site = Site(where.entries, where.overrides, self.options.edit_url, config.site_url or "/")
+        site = PreviewSources(
+            where.entries, where.overrides, self.options.edit_url, config.site_url or "/"
+        )
         return self.preview.quick(site, fingerprint(self._inputs(config)), self)
 
     # The quick rebuild's host (preview.Host): `broken` is Serve's.

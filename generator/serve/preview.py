@@ -124,7 +124,7 @@ class Host(Protocol):
 
 
 @dataclass(frozen=True)
-class Site:
+class PreviewSources:
     """Where the preview's entries, templates and site are, as the plugin is configured."""
 
     entries: Path
@@ -264,7 +264,7 @@ class Preview:
     def failed(self) -> None:
         self.last = None
 
-    def quick(self, site: Site, inputs: Fingerprint, host: Host) -> bool:
+    def quick(self, site: PreviewSources, inputs: Fingerprint, host: Host) -> bool:
         """Rebuild after an edit to entries alone, in two halves: first the pages of the entries
         whose records changed or that are new (then the browser reloads and shows the edit),
         then, in the background, every other page and file that changed with them, then the
@@ -367,7 +367,7 @@ __all__ = [
     "LastBuild",
     "Preview",
     "PreviewFile",
-    "Site",
+    "PreviewSources",
     "add_pages",
     "categories",
     "fingerprint",
