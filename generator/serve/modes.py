@@ -42,7 +42,14 @@ from ..read.problems import EntryError, Problem, counted
 from ..search import fulltext
 from . import livereload, servewatch
 from .options import EncyclopediaConfig
-from .preview import Preview, PreviewFile, PreviewSources, fingerprint, remove_output
+from .preview import (
+    Fingerprint,
+    Preview,
+    PreviewFile,
+    PreviewSources,
+    fingerprint,
+    remove_output,
+)
 
 log = get_plugin_logger("generator.plugin")
 EMPTY = Encyclopedia((), {}, {})
@@ -98,6 +105,12 @@ class Mode:
                 f"file in instead ({len(linked)} link(s) in {config.docs_dir}); nothing was built"
             )
         self.entry_pages = {p.src_uri: p for p in self.encyclopedia.pages.values()}
+        # The generator's template overrides sit inside the theme's folder by default, and MkDocs
+        # copies every file there that is not a theme template into the site: not these.
+        overrides = paths(config, self.options).overrides
+        for file in [f for f in files if f.abs_src_path]:
+            if Path(file.abs_src_path or "").resolve().is_relative_to(overrides):
+                files.remove(file)
         return self.generated(files, config, self.encyclopedia)
 
     def generated(self, files: Files, config: MkDocsConfig, enc: Encyclopedia) -> Files:
@@ -118,6 +131,10 @@ class Mode:
         for category in self.encyclopedia.categories:
             file = files.get_file_from_path(f"{category.slug}/index.md")
             if file is not None and isinstance(file.page, Page):
+                # A dirty build reads only the pages it rebuilds: the others have no title yet,
+                # and every rebuilt page's sidebar would show "None" for them.
+                if file.page.title is None:
+                    file.page.title = category.category.title
                 children.append(file.page)
         section = Section("Categories", list(children))
         for child in children:
@@ -282,6 +299,10 @@ class Serve(Mode):
         servewatch.watch_often(server, str(where.entries))
         servewatch.keep_watching(server, str(where.entries))
         server.watch(str(TEMPLATES))
+        # The theme's folder (and the generator's overrides, inside it by default) is a build
+        # input (_inputs), which MkDocs watches only with --watch-theme.
+        if config.theme.custom_dir:
+            server.watch(config.theme.custom_dir)
         if where.overrides.is_dir():
             server.watch(str(where.overrides))
         return server
@@ -301,12 +322,21 @@ class DirtyPreview(Serve):
         # The preview knows it rebuilds only what changed; MkDocs' notice about it would count
         # as a warning and abort every rebuild in strict mode.
         logging.getLogger("mkdocs.commands.build").addFilter(servewatch.not_dirty_notice)
+        # The fingerprint of the theme and the config when the site was last built.
+        self.theme_seen: Fingerprint | None = None
 
     def _inputs(self, config: MkDocsConfig) -> list[Path]:
         """What a build reads besides the entries: a change to any of these takes a full build."""
         where = paths(config, self.options)
         found = [Path(config.config_file_path or "mkdocs.yml"), Path(config.docs_dir), TEMPLATES]
         found.append(where.overrides)
+        if config.theme.custom_dir:
+            found.append(Path(config.theme.custom_dir))
+        return [p for p in found if p.exists()]
+
+    @staticmethod
+    def _theme_inputs(config: MkDocsConfig) -> list[Path]:
+        found = [Path(config.config_file_path or "mkdocs.yml")]
         if config.theme.custom_dir:
             found.append(Path(config.theme.custom_dir))
         return [p for p in found if p.exists()]
@@ -318,6 +348,15 @@ class DirtyPreview(Serve):
     def generated(self, files: Files, config: MkDocsConfig, enc: Encyclopedia) -> Files:
         pages, generated = self._site(config, enc)
         self.preview.generated(enc, pages)
+        # Every page is drawn by the theme and the config: after an edit to either, MkDocs'
+        # dirty build would rebuild only the pages whose source changed. Without their old
+        # output it rebuilds the others too.
+        theme = fingerprint(self._theme_inputs(config))
+        restyled = self.theme_seen is not None and theme != self.theme_seen
+        self.theme_seen = theme
+        if restyled:
+            for file in files:
+                remove_output(Path(file.abs_dest_path))
         # A dirty build writes what changed and deletes nothing: a page no longer generated (a
         # renamed or removed entry) would be served until a restart.
         for name in set(self.preview.built) - set(generated):
@@ -327,7 +366,7 @@ class DirtyPreview(Serve):
         for name, content in generated.items():
             file = PreviewFile.generated(config, name, content=content)
             assert isinstance(file, PreviewFile)
-            file.modified = self.preview.built.get(name) != content
+            file.modified = restyled or self.preview.built.get(name) != content
             self.preview.built[name] = content
             files.append(file)
         return files
