@@ -242,18 +242,27 @@ def each_page(
     the same record by identity first) and a rebuild renders only pages whose inputs changed.
     With `only`, a page it refuses is not rendered: it comes with the text it last had (empty
     when none), for a preview that needs every page's path but writes only some pages now."""
-    env = environment(override_dir)
-    # What the pages that show the whole encyclopedia (home, overviews) are rendered from. Each
-    # entry goes in with its category and id: a record does not hold its id (the file name
-    # does), so a renamed file's record equals the old one.
-    everything = (
-        tuple(c.category for c in enc.categories),
-        tuple((p.category, p.id, p.entry) for p in enc.pages.values()),
-        tuple(sorted(enc.tag_about.items())),
-        enc.common,
-    )
+    pages = _Renderer(enc, environment(override_dir), edit_url, memo, only)
+    yield from _overviews(enc, pages)
+    yield from _tag_pages(enc, pages)
+    yield from _category_pages(enc, pages)
+    for alias, page in sorted(enc.aliases.items()):
+        target = (page.category, page.id, page.entry.title)
+        yield pages.add("redirect.md.j2", f"{page.category}/{alias}.md", target, target=page)
+
+
+@dataclass(frozen=True)
+class _Renderer:
+    """Renders one page from its template, or takes it from the memo when its key is unchanged."""
+
+    enc: Encyclopedia
+    env: jinja2.Environment
+    edit_url: str | None
+    memo: PageMemo | None
+    only: Callable[[str], bool] | None
 
     def add(
+        self,
         template: str,
         src_uri: str,
         key: tuple[Any, ...],
@@ -264,34 +273,53 @@ def each_page(
             """Relative link to another page's Markdown source, so MkDocs checks it."""
             return Md(relative_uri(src_uri, target if isinstance(target, str) else target.src_uri))
 
-        edit = edit_url.format(path=edit_path) if edit_url and edit_path else None
-        last = memo.get(src_uri) if memo is not None else None
-        if only is not None and not only(src_uri):
+        edit = self.edit_url.format(path=edit_path) if self.edit_url and edit_path else None
+        last = self.memo.get(src_uri) if self.memo is not None else None
+        if self.only is not None and not self.only(src_uri):
             return RenderedPage(src_uri, last[2] if last else "")
-        compiled = env.get_template(template)
+        compiled = self.env.get_template(template)
         if last and last[0] is compiled and last[1] == (key, edit):
             return RenderedPage(src_uri, last[2])
         page = context.get("page")
         if isinstance(page, Page):
             context["faq"] = faq.questions(page)  # only for a page that is rendered
-        text = compiled.render(src_uri=src_uri, enc=enc, link=link, edit=edit, **context)
-        if memo is not None:
-            memo[src_uri] = (compiled, (key, edit), text)
+        text = compiled.render(src_uri=src_uri, enc=self.enc, link=link, edit=edit, **context)
+        if self.memo is not None:
+            self.memo[src_uri] = (compiled, (key, edit), text)
         return RenderedPage(src_uri, text)
 
-    yield add("home.md.j2", "index.md", everything)
-    yield add("categories.md.j2", "categories.md", everything)
-    yield add("severity.md.j2", "severity.md", everything)
-    yield add("diagnose.md.j2", "diagnose.md", ())
-    tags = enc.tags
+
+def _everything(enc: Encyclopedia) -> tuple[Any, ...]:
+    """What the pages that show the whole encyclopedia (home, overviews) are rendered from. Each
+    entry goes in with its category and id: a record does not hold its id (the file name does),
+    so a renamed file's record equals the old one."""
+    return (
+        tuple(c.category for c in enc.categories),
+        tuple((p.category, p.id, p.entry) for p in enc.pages.values()),
+        tuple(sorted(enc.tag_about.items())),
+        enc.common,
+    )
+
+
+def _overviews(enc: Encyclopedia, pages: _Renderer) -> Iterator[RenderedPage]:
+    everything = _everything(enc)
+    yield pages.add("home.md.j2", "index.md", everything)
+    yield pages.add("categories.md.j2", "categories.md", everything)
+    yield pages.add("severity.md.j2", "severity.md", everything)
+    yield pages.add("diagnose.md.j2", "diagnose.md", ())
     groups = tag_groups(enc)
-    yield add("tags.md.j2", "tags/index.md", everything, tag_groups=groups, about=enc.tag_about)
+    yield pages.add(
+        "tags.md.j2", "tags/index.md", everything, tag_groups=groups, about=enc.tag_about
+    )
+
+
+def _tag_pages(enc: Encyclopedia, pages: _Renderer) -> Iterator[RenderedPage]:
     titles = {c.slug: c.category.title for c in enc.categories}
-    for tag, tagged in tags.items():
+    for tag, tagged in enc.tags.items():
         about = enc.tag_about.get(tag)
         for pager, shown in paginate(f"tags/{tag}.md", tagged):
             key = (tag, about, pager, tuple((p.category, p.id, p.entry) for p in shown), titles)
-            yield add(
+            yield pages.add(
                 "tag.md.j2",
                 pager.uris[pager.number - 1],
                 key,
@@ -301,9 +329,13 @@ def each_page(
                 about=about,
                 category_titles=titles,
             )
+
+
+def _category_pages(enc: Encyclopedia, pages: _Renderer) -> Iterator[RenderedPage]:
+    """Each category's list pages, then its entries' pages."""
     for category in enc.categories:
         for pager, shown in paginate(category.src_uri, category.pages):
-            yield add(
+            yield pages.add(
                 "category.md.j2",
                 pager.uris[pager.number - 1],
                 (category.category, pager, tuple((p.id, p.entry) for p in shown)),
@@ -313,7 +345,7 @@ def each_page(
                 pager=pager,
             )
         for page in category.pages:
-            yield add(
+            yield pages.add(
                 "entry.md.j2",
                 page.src_uri,
                 _entry_key(enc, page, category),
@@ -322,6 +354,3 @@ def each_page(
                 e=page.entry,
                 category=category,
             )
-    for alias, page in sorted(enc.aliases.items()):
-        target = (page.category, page.id, page.entry.title)
-        yield add("redirect.md.j2", f"{page.category}/{alias}.md", target, target=page)
