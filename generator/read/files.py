@@ -68,67 +68,72 @@ def _not_regular(shown: str, mode: int) -> Problem:
 def scan(entries_dir: Path) -> Layout:
     """Walk `entries_dir` without following links. Names starting with `.` are editor and
     system files and are skipped, except folders, which would hide entries."""
-    base = entries_dir.parent
-    categories: list[Path] = []
-    entries: list[Path] = []
-    tags: Path | None = None
-    problems: list[Problem] = []
+    walk = _Walk(entries_dir.parent)
+    walk.folder(entries_dir, 1)
+    return Layout(tuple(walk.categories), tuple(walk.entries), walk.tags, tuple(walk.problems))
 
-    def problem(path: Path, message: str, fix: str) -> None:
-        problems.append(Problem(display(path, base), 1, 1, message, fix))
 
-    def walk(folder: Path, depth: int) -> None:
-        nonlocal tags
+class _Walk:
+    """What a scan has found so far: depth 1 is the entries folder, 2 a category folder."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.categories: list[Path] = []
+        self.entries: list[Path] = []
+        self.tags: Path | None = None
+        self.problems: list[Problem] = []
+
+    def problem(self, path: Path, message: str, fix: str) -> None:
+        self.problems.append(Problem(display(path, self.base), 1, 1, message, fix))
+
+    def folder(self, folder: Path, depth: int) -> None:
         try:
             items = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError as err:
-            problem(folder, f"cannot read folder: {err.strerror}", "check its permissions")
+            self.problem(folder, f"cannot read folder: {err.strerror}", "check its permissions")
             return
         for item in items:
             path = Path(item.path)
             mode = item.stat(follow_symlinks=False).st_mode
-            hidden = item.name.startswith(".")
             if stat.S_ISDIR(mode):
-                if depth == 1 and not is_slug(item.name):
-                    problem(
-                        path,
-                        f"category folder `{item.name}` is not a slug",
-                        "rename it to lower-case ASCII letters, digits and single hyphens, "
-                        "e.g. `memory` (at most 80 characters)",
-                    )
-                elif depth == 1 and (taken := reserved.category_problem(item.name)):
-                    problem(path, *taken)
-                elif item.name.endswith((".yaml", ".yml")):
-                    problem(
-                        path, "is a folder, not an entry file", "move its files out and remove it"
-                    )
-                elif not hidden:
-                    walk(path, depth + 1)
-            elif hidden:
-                continue  # editor lock, swap and backup files: never read
-            elif not stat.S_ISREG(mode):
-                problems.append(_not_regular(display(path, base), mode))
-            elif path.suffix == ".yml":
-                problem(path, "entry files end in `.yaml`", f"rename it to `{path.stem}.yaml`")
-            elif path.suffix != ".yaml":
-                continue
-            elif depth == 1 and item.name == TAGS_FILE:
-                tags = path
-            elif depth == 1 and item.name == COMMON_FILE:
-                continue
-            elif depth != 2:
-                problem(
-                    path,
-                    "entry is not in a category folder",
-                    "move it to entries/<category>/<id>.yaml",
-                )
-            elif item.name == CATEGORY_FILE:
-                categories.append(path)
-            else:
-                entries.append(path)
+                self.subfolder(path, depth)
+            elif not item.name.startswith("."):  # editor lock, swap and backup files: never read
+                self.file(path, mode, depth)
 
-    walk(entries_dir, 1)
-    return Layout(tuple(categories), tuple(entries), tags, tuple(problems))
+    def subfolder(self, path: Path, depth: int) -> None:
+        if depth == 1 and not is_slug(path.name):
+            self.problem(
+                path,
+                f"category folder `{path.name}` is not a slug",
+                "rename it to lower-case ASCII letters, digits and single hyphens, "
+                "e.g. `memory` (at most 80 characters)",
+            )
+        elif depth == 1 and (taken := reserved.category_problem(path.name)):
+            self.problem(path, *taken)
+        elif path.name.endswith((".yaml", ".yml")):
+            self.problem(path, "is a folder, not an entry file", "move its files out and remove it")
+        elif not path.name.startswith("."):
+            self.folder(path, depth + 1)
+
+    def file(self, path: Path, mode: int, depth: int) -> None:
+        if not stat.S_ISREG(mode):
+            self.problems.append(_not_regular(display(path, self.base), mode))
+        elif path.suffix == ".yml":
+            self.problem(path, "entry files end in `.yaml`", f"rename it to `{path.stem}.yaml`")
+        elif path.suffix != ".yaml":
+            return
+        elif depth == 1 and path.name == TAGS_FILE:
+            self.tags = path
+        elif depth == 1 and path.name == COMMON_FILE:
+            return
+        elif depth != 2:
+            self.problem(
+                path, "entry is not in a category folder", "move it to entries/<category>/<id>.yaml"
+            )
+        elif path.name == CATEGORY_FILE:
+            self.categories.append(path)
+        else:
+            self.entries.append(path)
 
 
 def read_regular(path: Path, shown: str) -> tuple[bytes | None, list[Problem]]:
