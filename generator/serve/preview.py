@@ -291,17 +291,11 @@ class Preview:
         pages = {p.src_uri: p.markdown for p in rendered}
         host.showing(enc)
         self.shown = {p.id: p.entry for p in enc.pages.values()}
-        gone = self.pages - pages.keys()
-        new = {n: text for n, text in pages.items() if n not in self.pages}
         try:
-            remove_pages(last, gone)
-            add_pages(last, new)
+            self._add_and_remove(last, pages)
         except Exception as err:  # the full build starts again from the files as they are
             self.last = None
             return _full_because(f"pages could not be added or removed: {err}")
-        for name in gone:
-            self.built.pop(name, None)
-        self.pages = frozenset(pages)
         first = {n: pages[n] for n in edited if self.built.get(n) != pages[n]}
         try:
             write_pages(last, first)
@@ -311,23 +305,33 @@ class Preview:
         self.built.update(first)
         shown = time.perf_counter()
         log.info(f"Edited pages rebuilt: {len(first)} in {shown - start:.2f} s")
-
-        def rest() -> None:
-            # The category and tag lists that show the edit first (small pages, where a new
-            # or removed entry is looked for), then a reload; then the pages linking to it, the
-            # pages of the whole site and the exports, then another reload and the search index.
-            render = functools.partial(render_pages, enc, site.edit_url, site.overrides, self.reuse)
-            lists = {n: t for n, t in self._changed(render(is_list)).items() if is_list(n)}
-            if not self._write(last, lists, {}, "Lists that show them", shown, host):
-                return
-            others = self._changed(render())
-            files = export_files(enc, site.base_url, self.reuse)
-            files_left = {n: t for n, t in files.items() if self.built.get(n) != t}
-            if self._write(last, others, files_left, "Other pages and files", shown, host):
-                host.indexed(last.config)
-
-        self.builds.later(rest)
+        self.builds.later(functools.partial(self._second_half, enc, site, last, shown, host))
         return True
+
+    def _add_and_remove(self, last: LastBuild, pages: dict[str, str]) -> None:
+        """Tell MkDocs' last build of the pages that are new and the ones that went."""
+        gone = self.pages - pages.keys()
+        remove_pages(last, gone)
+        add_pages(last, {n: text for n, text in pages.items() if n not in self.pages})
+        for name in gone:
+            self.built.pop(name, None)
+        self.pages = frozenset(pages)
+
+    def _second_half(
+        self, enc: Encyclopedia, site: PreviewSources, last: LastBuild, shown: float, host: Host
+    ) -> None:
+        """The category and tag lists that show the edit first (small pages, where a new or
+        removed entry is looked for), then a reload; then the pages linking to it, the pages of
+        the whole site and the exports, then another reload and the search index."""
+        render = functools.partial(render_pages, enc, site.edit_url, site.overrides, self.reuse)
+        lists = {n: t for n, t in self._changed(render(is_list)).items() if is_list(n)}
+        if not self._write(last, lists, {}, "Lists that show them", shown, host):
+            return
+        others = self._changed(render())
+        files = export_files(enc, site.base_url, self.reuse)
+        files_left = {n: t for n, t in files.items() if self.built.get(n) != t}
+        if self._write(last, others, files_left, "Other pages and files", shown, host):
+            host.indexed(last.config)
 
     def _changed(self, rendered: Iterable[RenderedPage]) -> dict[str, str]:
         """The pages whose text differs from what was last written."""
