@@ -86,38 +86,15 @@ def diagnosis(
     for i, match in enumerate(shown, 1):
         out += _heading(i, match, titles, style)
         out.append("   " + style.paint(visible(link(match.url, match.id)), "cyan"))
-        symptom = match.symptom
-        if symptom:
-            out += _wrap(symptom.symptom, style, "     ", "   Your log shows: ")
-            values = ", ".join(f"{k} {v}" for k, v in sorted(symptom.values.items()))
-            if values:
-                out += _wrap(values, style, "     ", "   Read from the log: ")
-            out += _wrap(symptom.cause, style, "     ", "   Cause: ")
-            if symptom.fix:  # cause first: the step for this row's cause, not the generic one
-                out += _wrap(symptom.fix, style, "     ", "   First step: ")
-        for reading in match.readings:
-            out += _wrap(reading, style, "     ", "   Your log's numbers: ")
-        if match.ranks:
-            out += _wrap(match.ranks, style, "     ", "   Ranks: ")
+        out += _what_it_shows(match, style)
         record = records.get(match.id, {})
         advise = match is lead or (not match.collateral_of and match.confidence != "low")
         if advise and record.get("summary"):
             # What to do, before the evidence: the quick answer and the first fix step.
             out += _wrap(record["summary"], style, "   ")
-            if not (symptom and symptom.fix):
+            if not (match.symptom and match.symptom.fix):
                 out += _wrap(record["first_step"], style, "     ", "   First step: ")
-        printed: set[int] = set()
-        for ev in match.evidence:
-            if ev.line in printed:
-                continue  # two signatures on one line: the line once
-            printed.add(ev.line)
-            # a log file's name is the reader's data too: shown, not obeyed
-            where = style.paint(visible(locate(ev.line)) + ":", "dim")
-            out += _wrap(ev.text, style, "       ", f"   {where} ")
-            # A traceback named by its structure (frames.py): say what matched.
-            whys = [e.signature for e in match.evidence if e.line == ev.line]
-            for why in (w for w in whys if w.startswith("raised: ")):
-                out += _wrap(why, style, "         ")
+        out += _evidence(match, style, locate)
         for alt in matches:
             if alt.also_possible_for == match.id:
                 out += _wrap(
@@ -128,6 +105,42 @@ def diagnosis(
                 )
     if is_address(shown[0].url):  # else the first link already is this command
         out += ["", *_wrap(f"More: encyclopedia explain {shown[0].id}", style, "")]
+    return out
+
+
+def _what_it_shows(match: Match, style: Style) -> list[str]:
+    """The symptom row the log shows, with the values read from it, and the numbers' readings."""
+    out: list[str] = []
+    symptom = match.symptom
+    if symptom:
+        out += _wrap(symptom.symptom, style, "     ", "   Your log shows: ")
+        values = ", ".join(f"{k} {v}" for k, v in sorted(symptom.values.items()))
+        if values:
+            out += _wrap(values, style, "     ", "   Read from the log: ")
+        out += _wrap(symptom.cause, style, "     ", "   Cause: ")
+        if symptom.fix:  # cause first: the step for this row's cause, not the generic one
+            out += _wrap(symptom.fix, style, "     ", "   First step: ")
+    for reading in match.readings:
+        out += _wrap(reading, style, "     ", "   Your log's numbers: ")
+    if match.ranks:
+        out += _wrap(match.ranks, style, "     ", "   Ranks: ")
+    return out
+
+
+def _evidence(match: Match, style: Style, locate: Locate) -> list[str]:
+    out: list[str] = []
+    printed: set[int] = set()
+    for ev in match.evidence:
+        if ev.line in printed:
+            continue  # two signatures on one line: the line once
+        printed.add(ev.line)
+        # a log file's name is the reader's data too: shown, not obeyed
+        where = style.paint(visible(locate(ev.line)) + ":", "dim")
+        out += _wrap(ev.text, style, "       ", f"   {where} ")
+        # A traceback named by its structure (frames.py): say what matched.
+        whys = [e.signature for e in match.evidence if e.line == ev.line]
+        for why in (w for w in whys if w.startswith("raised: ")):
+            out += _wrap(why, style, "         ")
     return out
 
 

@@ -236,22 +236,7 @@ def run(
     )
     assert child.stdout is not None and child.stderr is not None
 
-    forwarded: list[int] = []
-
-    def forward(signum: int, _frame: object) -> None:
-        forwarded.append(signum)
-        with contextlib.suppress(ProcessLookupError):
-            if foreground:
-                os.kill(child.pid, signum)
-            else:
-                os.killpg(child.pid, signum)
-
-    Handler = Callable[[int, object], None] | signal.Handlers
-    handlers: dict[signal.Signals, Handler] = {s: forward for s in TERMINATION}
-    # On a terminal the keyboard's signals reach the command directly; without one they are
-    # sent to this process alone (kill -INT), so they are forwarded too.
-    handlers.update({s: (signal.SIG_IGN if foreground else forward) for s in KEYBOARD})
-    previous = {s: signal.signal(s, h) for s, h in handlers.items()}
+    signals = _Forwarding(child.pid, foreground)
     spool, exited = _Spool(), threading.Event()
     diagnoser = _Diagnoser(index, spool, (child.stdout.fileno(), child.stderr.fileno()))
     copiers = [
@@ -262,15 +247,7 @@ def run(
         diagnoser.start()  # before the threads: it is forked
         for copier in copiers:
             copier.start()
-        while True:
-            for copier, source in zip(copiers, (child.stdout, child.stderr), strict=True):
-                if copier.reader_gone and not source.closed:
-                    source.close()  # its next write there raises SIGPIPE in the command
-            try:
-                code = child.wait(timeout=0.05)
-                break
-            except subprocess.TimeoutExpired:
-                continue
+        code = _wait(child, copiers)
         exited.set()
         for copier in copiers:
             copier.join()
@@ -281,15 +258,54 @@ def run(
         else:
             result = diagnoser.result(spool.written)
     finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
+        signals.restore()
         for stream in (child.stdout, child.stderr):
             stream.close()
         spool.file.close()
     killed = -code if code < 0 else None
     status = 128 + killed if killed else code
-    first = forwarded[0] if forwarded else None
+    first = signals.forwarded[0] if signals.forwarded else None
     return Finished(status, killed, result, gone, diagnoser.error, first, spool.tail())
+
+
+class _Forwarding:
+    """While the command runs, the signals that stop a job go on to it (and are noted); on a
+    terminal the keyboard's reach it directly, without one they are sent to this process alone
+    (kill -INT), so they are forwarded too."""
+
+    def __init__(self, pid: int, foreground: bool) -> None:
+        self.pid, self.foreground = pid, foreground
+        self.forwarded: list[int] = []
+        Handler = Callable[[int, object], None] | signal.Handlers
+        handlers: dict[signal.Signals, Handler] = {s: self.forward for s in TERMINATION}
+        handlers.update({s: (signal.SIG_IGN if foreground else self.forward) for s in KEYBOARD})
+        self.previous = {s: signal.signal(s, h) for s, h in handlers.items()}
+
+    def forward(self, signum: int, _frame: object) -> None:
+        self.forwarded.append(signum)
+        with contextlib.suppress(ProcessLookupError):
+            if self.foreground:
+                os.kill(self.pid, signum)
+            else:
+                os.killpg(self.pid, signum)
+
+    def restore(self) -> None:
+        for s, handler in self.previous.items():
+            signal.signal(s, handler)
+
+
+def _wait(child: subprocess.Popen[bytes], copiers: list[_Copier]) -> int:
+    """The command's exit code; meanwhile, a stream whose reader went is closed, so that the
+    command's next write there raises SIGPIPE in it."""
+    assert child.stdout is not None and child.stderr is not None
+    while True:
+        for copier, source in zip(copiers, (child.stdout, child.stderr), strict=True):
+            if copier.reader_gone and not source.closed:
+                source.close()
+        try:
+            return child.wait(timeout=0.05)
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def describe(finished: Finished) -> str:
