@@ -5,7 +5,7 @@ stage is a module of its own and this is the one place that calls them in order.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -93,6 +93,20 @@ def build_site(
     return Site(encyclopedia, pages, files)
 
 
+def each_site_file(
+    encyclopedia: Encyclopedia, base_url: str, edit_url: str | None, overrides: Path
+) -> Iterator[tuple[str, str]]:
+    """build_site's pages and files one at a time, by their path in the docs tree: a one-off
+    build writes each to disk as it comes and holds none of them."""
+    from .pages.render import each_page
+
+    # Render, as build_site does, a page at a time.
+    for page in each_page(encyclopedia, edit_url, overrides):
+        yield page.src_uri, page.markdown
+    # Export.
+    yield from export_files(encyclopedia, base_url).items()
+
+
 def render_pages(
     encyclopedia: Encyclopedia,
     edit_url: str | None,
@@ -123,4 +137,12 @@ def export_files(
     }
 
 
-__all__ = ["Reuse", "Site", "build_encyclopedia", "build_site", "export_files", "render_pages"]
+__all__ = [
+    "Reuse",
+    "Site",
+    "build_encyclopedia",
+    "build_site",
+    "each_site_file",
+    "export_files",
+    "render_pages",
+]

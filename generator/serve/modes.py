@@ -33,8 +33,8 @@ from mkdocs.structure.pages import Page
 from ..pages import csp
 from ..pages.finish import finish_page
 from ..pages.lean import Spool, Stash
-from ..pages.render import TEMPLATES, each_page
-from ..pipeline import build_encyclopedia, build_site, export_files
+from ..pages.render import TEMPLATES
+from ..pipeline import build_encyclopedia, build_site, each_site_file
 from ..read.files import linked_files
 from ..read.link import Encyclopedia
 from ..read.link import Page as EntryPage
@@ -202,9 +202,8 @@ class OneOffBuild(Mode):
         """The generated pages and files, each spooled to disk as it is made."""
         self.spool = Spool(files, config)
         overrides = paths(config, self.options).overrides
-        for page in each_page(enc, self.options.edit_url, overrides):
-            self.spool.add(page.src_uri, page.markdown)
-        for name, content in export_files(enc, config.site_url or "/").items():
+        site_url = config.site_url or "/"
+        for name, content in each_site_file(enc, site_url, self.options.edit_url, overrides):
             self.spool.add(name, content)
         return files
 
