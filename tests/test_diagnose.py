@@ -290,6 +290,76 @@ def test_both_halves_read_metrics_with_the_same_patterns() -> None:
     assert json.loads(out.stdout) == python
 
 
+def _python_constants() -> dict[str, object]:
+    """The Python half's values of the constants both halves write (by the JavaScript name)."""
+    from generator.diagnose import candidates, frames, loss, metrics, results, series, watchdog
+    from generator.read import pattern
+
+    scan = diagnose_scan
+    return {
+        "SEGMENT_BYTES": scan.SEGMENT_BYTES,
+        "MAX_EVIDENCE": candidates.MAX_EVIDENCE,
+        "ROOT_BLOCK_LINES": scan.ROOT_BLOCK_LINES,
+        "ROOT_CAUSE": scan._ROOT_CAUSE,
+        "ROOT_WORD": scan._ROOT_WORD,
+        "RANK": candidates.RANK.pattern,
+        "ROOT_RANK": scan._ROOT_RANK.pattern,
+        "NUMBER_DIGITS": pattern.NUMBER_DIGITS,
+        "NONFINITE": list(pattern.NONFINITE_WORDS),
+        "UNITS": [list(u) for u in pattern.UNITS],
+        "LEVELS": list(results.LEVELS),
+        "SIGNAL_SCORES": metrics.SIGNAL_SCORES,
+        **{
+            name: getattr(loss, name)
+            for name in [
+                "FLAT_MIN",
+                "FLAT_SHARE",
+                "FLAT_BAND",
+                "FLAT_SLACK",
+                "RISE_AFTER",
+                "RISE_FACTOR",
+                "RISE_MARGIN",
+                "SETTLE_STARTS",
+                "SETTLE_MIN",
+                "SETTLE_BAND",
+                "CHANCE_BAND",
+                "NONFINITE_AFTER",
+                "CLIMB_VALUES",
+                "CLIMB_GROWTH",
+                "CHANCE_TOLERANCE",
+            ]
+        },
+        **{name: getattr(series, name) for name in ("ZERO_MIN", "MEMORY_MIN", "MEMORY_GROWTH")},
+        "MEMORY_STEP_SHARE": series.MEMORY_STEP_SHARE,
+        "PAIRWISE_WORDS": list(metrics.PAIRWISE_WORDS),
+        "CHANCE": [list(c) for c in loss.CHANCE],
+        "UNIT_BYTES": metrics._UNIT_BYTES,
+        "SERIES_NAMES": metrics._NAMES,
+        "MAX_FRAMES": frames.MAX_FRAMES,
+        "WITHIN": frames.WITHIN,
+        "TIMEOUT_PHRASE": watchdog.PHRASE,
+        "MAX_TIMEOUTS": watchdog.MAX_TIMEOUTS,
+    }
+
+
+def test_both_halves_write_the_same_constants() -> None:
+    """The limits, thresholds and tables both halves write by hand hold the same values (one
+    comparison per constant, so a drift names the constant)."""
+    node = shutil.which("node")
+    if node is None:
+        if os.environ.get("CI"):
+            pytest.fail("node not found: the JavaScript matcher cannot be tested")
+        pytest.skip("node not found")
+    core = Path(__file__).parent.parent / "site_assets" / "js" / "diagnose-core.js"
+    script = f"process.stdout.write(JSON.stringify(require({json.dumps(str(core))}).constants))"
+    out = subprocess.run([node, "-e", script], capture_output=True, text=True, check=True)
+    javascript = json.loads(out.stdout)
+    python = _python_constants()
+    assert sorted(javascript) == sorted(python)
+    for name, value in python.items():
+        assert javascript[name] == value, name
+
+
 def test_a_collective_timeout_says_which_ranks_timed_out_and_which_did_not() -> None:
     """The ranks summary groups the timeouts by collective and names the silent ranks (a rank
     below the highest one seen, or one whose tag shows but that printed no timeout)."""

@@ -1155,7 +1155,24 @@ function DiagnoseCoreFactory() {
 
   return { Index: Index, diagnose: diagnose, normalise: normalise, pieces: pieces,
            stripAnsi: stripAnsi, SEGMENT_BYTES: SEGMENT_BYTES,
-           metricFinders: FINDERS.map(function (f) { return [f.series, f.source, f.unit]; }) };
+           metricFinders: FINDERS.map(function (f) { return [f.series, f.source, f.unit]; }),
+           /* Written in both halves: tests/test_diagnose.py compares them with Python's. */
+           constants: {
+             SEGMENT_BYTES: SEGMENT_BYTES, MAX_EVIDENCE: MAX_EVIDENCE,
+             ROOT_BLOCK_LINES: ROOT_BLOCK_LINES, ROOT_CAUSE: ROOT_CAUSE, ROOT_WORD: ROOT_WORD,
+             RANK: RANK.source, ROOT_RANK: ROOT_RANK.source, NUMBER_DIGITS: NUMBER_DIGITS,
+             NONFINITE: NONFINITE, UNITS: UNITS, LEVELS: LEVELS, SIGNAL_SCORES: SIGNAL_SCORES,
+             FLAT_MIN: FLAT_MIN, FLAT_SHARE: FLAT_SHARE, FLAT_BAND: FLAT_BAND,
+             FLAT_SLACK: FLAT_SLACK, ZERO_MIN: ZERO_MIN, RISE_AFTER: RISE_AFTER,
+             RISE_FACTOR: RISE_FACTOR, RISE_MARGIN: RISE_MARGIN, SETTLE_STARTS: SETTLE_STARTS,
+             SETTLE_MIN: SETTLE_MIN, SETTLE_BAND: SETTLE_BAND, CHANCE_BAND: CHANCE_BAND,
+             NONFINITE_AFTER: NONFINITE_AFTER, CLIMB_VALUES: CLIMB_VALUES,
+             CLIMB_GROWTH: CLIMB_GROWTH, PAIRWISE_WORDS: PAIRWISE_WORDS,
+             MEMORY_MIN: MEMORY_MIN, MEMORY_STEP_SHARE: MEMORY_STEP_SHARE,
+             MEMORY_GROWTH: MEMORY_GROWTH, CHANCE: CHANCE, CHANCE_TOLERANCE: CHANCE_TOLERANCE,
+             UNIT_BYTES: UNIT_BYTES, SERIES_NAMES: SERIES_NAMES, MAX_FRAMES: MAX_FRAMES,
+             WITHIN: WITHIN, TIMEOUT_PHRASE: TIMEOUT_PHRASE, MAX_TIMEOUTS: MAX_TIMEOUTS
+           } };
 }
 
 /* The factory's own source also builds the page's Web Worker (see diagnose-ui.js): a worker made
