@@ -174,6 +174,56 @@ def test_javascript_matcher_passes_the_same_vectors(tmp_path: Path) -> None:
         assert results[name] == python, name
 
 
+def _node_spans(pairs: list[tuple[str, str]]) -> list[list[list[int]]]:
+    node = shutil.which("node")
+    if node is None:
+        if os.environ.get("CI"):
+            pytest.fail("node not found: the JavaScript matcher cannot be tested")
+        pytest.skip("node not found")
+    core = Path(__file__).parent.parent / "site_assets" / "js" / "diagnose-core.js"
+    script = (
+        f"const c = require({json.dumps(str(core))}); let d = '';"
+        "process.stdin.on('data', x => d += x).on('end', () => process.stdout.write("
+        "JSON.stringify(JSON.parse(d).map(p => c.spans(p[0], p[1])))))"
+    )
+    out = subprocess.run(
+        [node, "-e", script], input=json.dumps(pairs), capture_output=True, text=True, check=True
+    )
+    return list(json.loads(out.stdout))
+
+
+def test_the_page_marks_where_the_matcher_matched() -> None:
+    """The diagnose page marks an evidence line where the matcher's own match found each piece
+    of the signature, placeholder values and spacing as the log has them; every signature's
+    evidence in the vectors that is shown whole gets a mark, and the marked text holds the
+    signature's wording."""
+    log = "[rank3]: torch.OutOfMemoryError: CUDA out  of memory. Tried to allocate 2.00 GiB"
+    pairs = [
+        (log, "CUDA out of memory. Tried to allocate {size:requested}"),
+        ("RuntimeError: NCCL error in: x.cpp, unhandled cuda error", "NCCL error*unhandled cuda"),
+        ("nothing of the kind", "NCCL error"),
+    ]
+    oom, nccl, none = _node_spans(pairs)
+    assert [log[a:b] for a, b in oom] == ["CUDA out  of memory. Tried to allocate 2.00 GiB"]
+    assert [pairs[1][0][a:b] for a, b in nccl] == ["NCCL error", "unhandled cuda"]
+    assert none == []
+    evidence = [
+        (e.text, e.signature)
+        for name in vector_names()
+        for m in diagnose.diagnose(
+            INDEX, io.BytesIO(json.loads((VECTORS / f"{name}.json").read_text())["log"].encode())
+        ).matches
+        for e in m.evidence
+        # (a line is shown up to 500 characters: a match beyond them has nothing to mark)
+        if not e.signature.startswith(("raised: ", "signal: ")) and len(e.text) < 500
+    ]
+    assert len(evidence) > 20
+    for (text, signature), found in zip(evidence, _node_spans(evidence), strict=True):
+        assert found, (text, signature)
+        first = diagnose.pieces(signature)[0]
+        assert first in diagnose.normalise(text[found[0][0] : found[0][1]]), signature
+
+
 def test_an_unreadable_rank_log_is_a_line_not_a_traceback(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

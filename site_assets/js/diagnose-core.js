@@ -137,8 +137,9 @@ function DiagnoseCoreFactory() {
     return pos;
   }
 
-  /* The captured sizes when the compiled pieces occur in `text` in order, else null. */
-  function matchCompiled(compiled, text) {
+  /* The captured sizes when the compiled pieces occur in `text` in order, else null; with
+   * `spans`, each piece's [start, end) in `text` is pushed onto it. */
+  function matchCompiled(compiled, text, spans) {
     var values = {}, pos = 0;
     for (var i = 0; i < compiled.length; i++) {
       var piece = compiled[i], first = piece[0];
@@ -148,6 +149,7 @@ function DiagnoseCoreFactory() {
         var end = matchRest(piece, text, start + first.length, found);
         if (end >= 0) {
           Object.keys(found).forEach(function (k) { values[k] = found[k]; });
+          if (spans) spans.push([start, end]);
           pos = end;
           break;
         }
@@ -156,6 +158,28 @@ function DiagnoseCoreFactory() {
       if (start < 0) return null;
     }
     return values;
+  }
+
+  /* Where `signature` matches in `text` (an evidence line as shown), by the matcher's own
+   * match: the ranges of `text` that its pieces cover, placeholders' values included, in
+   * order; [] when it does not match there. Normalising folds a run of spaces into one, so
+   * each normalised character keeps the range of the text it came from. */
+  function spans(text, signature) {
+    var norm = "", from = [], to = [];
+    for (var i = 0; i < text.length; i++) {
+      var blank = " \t\f\v".indexOf(text[i]) >= 0;
+      if (blank && norm[norm.length - 1] === " " && to[to.length - 1] === i) {
+        to[to.length - 1] = i + 1;
+        continue;
+      }
+      norm += blank ? " " : asciiLower(text[i]);
+      from.push(i);
+      to.push(i + 1);
+    }
+    var found = [];
+    var compiled = compilePieces(signature);
+    if (!compiled.length || matchCompiled(compiled, norm, found) === null) return [];
+    return found.map(function (s) { return [from[s[0]], to[s[1] - 1]]; });
   }
 
   function holds(when, values) {
@@ -1154,7 +1178,7 @@ function DiagnoseCoreFactory() {
   }
 
   return { Index: Index, diagnose: diagnose, normalise: normalise, pieces: pieces,
-           stripAnsi: stripAnsi, SEGMENT_BYTES: SEGMENT_BYTES,
+           spans: spans, stripAnsi: stripAnsi, SEGMENT_BYTES: SEGMENT_BYTES,
            metricFinders: FINDERS.map(function (f) { return [f.series, f.source, f.unit]; }),
            /* Written in both halves: tests/test_diagnose.py compares them with Python's. */
            constants: {

@@ -40,20 +40,13 @@
   var el = self.EncText.el;
   var prose = self.EncText.prose;
 
-  /* The ranges of `text` that a signature's literal pieces cover, found the way the matcher
-   * finds them: ASCII case and runs of spaces do not matter. */
+  /* The matcher itself says where a signature matched an evidence line (a traceback's rule and
+   * a metric reading mark nothing: they name no text). */
+  var core = null;
   function ranges(text, signature) {
-    var found = [];
-    var pos = 0;
-    signature.split("*").map(function (p) { return p.trim(); }).filter(Boolean)
-      .forEach(function (piece) {
-        var pattern = piece.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/ +/g, "[ \\t\\f\\v]+");
-        var re = new RegExp(pattern, "gi");
-        re.lastIndex = pos;
-        var m = re.exec(text);
-        if (m) { found.push([m.index, m.index + m[0].length]); pos = m.index + m[0].length; }
-      });
-    return found;
+    if (/^(raised|signal): /.test(signature)) return [];
+    core = core || self.DiagnoseCoreFactory();
+    return core.spans(text, signature);
   }
 
   /* One evidence line with every signature that matched it marked. */
