@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from generator import diagnose  # noqa: E402
+from generator.diagnose.records import EntrySignatures  # noqa: E402
 from generator.pages import exports  # noqa: E402
 from generator.pipeline import build_encyclopedia  # noqa: E402
 
@@ -88,10 +89,10 @@ def timed(cmd: list[str]) -> tuple[float, float, int]:
     return float(seconds), int(peak) / 1024, int(code)
 
 
-def literals(index_records: list[dict[str, object]], path: Path) -> None:
+def literals(index_records: list[EntrySignatures], path: Path) -> None:
     pieces: set[str] = set()
     for record in index_records:
-        for sig in record["signatures"]:  # type: ignore[attr-defined]
+        for sig in record["signatures"]:
             pieces.update(p.strip() for p in sig["text"].split("*") if p.strip())
     path.write_text("\n".join(sorted(pieces)) + "\n")
 

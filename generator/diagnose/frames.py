@@ -24,7 +24,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+
+from .records import EntrySignatures
 
 MAX_FRAMES = 256
 WITHIN = 8
@@ -66,7 +67,7 @@ class Rule:
         )
 
 
-def rules(data: list[dict[str, Any]]) -> tuple[Rule, ...]:
+def rules(data: Sequence[EntrySignatures]) -> tuple[Rule, ...]:
     """The `raised` rules of every entry of the index, in index order."""
     found: list[Rule] = []
     for item in data:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..read.pattern import Condition, Piece, Value, compile_pieces, literal_view, match
 from . import anchors, frames
+from .records import EntrySignatures
 
 _SPACES = re.compile(r"[ \t\f\v]+")
 _LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -70,14 +71,14 @@ class Signature:
 class Index:
     """The signature index as exported in api/signatures.json."""
 
-    entries: dict[str, dict[str, Any]]
+    entries: dict[str, EntrySignatures]
     signatures: tuple[Signature, ...]
     causes: dict[str, frozenset[str]]
     signals: dict[str, tuple[str, ...]] = field(default_factory=dict)  # signal -> entry ids
     raised: tuple[frames.Rule, ...] = ()  # the entries' `raised` rules (frames.py)
 
     @classmethod
-    def from_export(cls, data: list[dict[str, Any]]) -> Index:
+    def from_export(cls, data: Sequence[EntrySignatures]) -> Index:
         signatures: list[Signature] = []
         for item in data:
             for sig in item["signatures"]:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .. import diagnose
+from ..diagnose.records import EntrySignatures, SignatureRecord, SymptomRecord
 from ..read.link import Encyclopedia, Link, Page, Relation
 from ..read.model import Signature, Symptom
 from ..read.pattern import parse_condition
@@ -47,19 +48,20 @@ def entry_record(page: Page, base: str) -> dict[str, Any]:
 
 def _signature(
     sig: Signature, symptom: Symptom | None = None, steps: tuple[str, ...] = ()
-) -> dict[str, Any]:
-    record: dict[str, Any] = {"text": sig.text, "weight": sig.score, "context": sig.context}
+) -> SignatureRecord:
+    record: SignatureRecord = {"text": sig.text, "weight": sig.score, "context": sig.context}
     condition = parse_condition(sig.when) if sig.when else None
     if condition is not None:
         record["when"] = condition.export()
     if symptom is not None:
-        record["symptom"] = {"symptom": symptom.symptom, "cause": symptom.cause}
+        shown: SymptomRecord = {"symptom": symptom.symptom, "cause": symptom.cause}
         if symptom.fix_step is not None and symptom.fix_step <= len(steps):
-            record["symptom"]["fix"] = steps[symptom.fix_step - 1]
+            shown["fix"] = steps[symptom.fix_step - 1]
+        record["symptom"] = shown
     return record
 
 
-def signatures(page: Page) -> list[dict[str, Any]]:
+def signatures(page: Page) -> list[SignatureRecord]:
     """The entry's signatures, then those of its symptoms (a match of one names the symptom)."""
     return [_signature(s) for s in page.entry.signatures] + [
         _signature(s, symptom, page.entry.fix.steps)
@@ -75,7 +77,7 @@ def causes(page: Page) -> list[str]:
     return sorted(found)
 
 
-def signature_record(page: Page, base: str) -> dict[str, Any]:
+def signature_record(page: Page, base: str) -> EntrySignatures:
     """One entry of the diagnose index: its signatures and the entries it causes."""
     return {
         "id": page.id,
@@ -100,7 +102,7 @@ def signature_record(page: Page, base: str) -> dict[str, Any]:
     }
 
 
-def signature_index(enc: Encyclopedia, base: str) -> list[dict[str, Any]]:
+def signature_index(enc: Encyclopedia, base: str) -> list[EntrySignatures]:
     """The diagnose index (api/signatures.json): every active entry's signature record."""
     return [signature_record(p, base) for p in enc.pages.values() if p.entry.status == "active"]
 
@@ -136,7 +138,7 @@ def _record_texts(
     kind: str,
     pages: list[Page],
     base: str,
-    make: Callable[[Page, str], dict[str, Any]],
+    make: Callable[[Page, str], Mapping[str, Any]],
     memo: RecordMemo | None,
     compact: bool = False,
 ) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TypedDict
 
 PLACEHOLDER = re.compile(r"\{(nonfinite|size:[a-z][a-z0-9_]*)\}")
 # Near misses of a placeholder: a contributor who writes `{nan}` or `{size}` meant one (other
@@ -65,6 +66,15 @@ class Value:
     text: str
 
 
+class ConditionRecord(TypedDict):
+    """A signature's `when`: `left op right`, right another capture's name or a size in bytes."""
+
+    left: str
+    op: str
+    right: str | None
+    value: float | None
+
+
 @dataclass(frozen=True)
 class Condition:
     """`left op right`: right is another capture's name, or a size in bytes."""
@@ -83,7 +93,7 @@ class Condition:
         a = left.bytes
         return {"<": a < right, "<=": a <= right, ">": a > right, ">=": a >= right}[self.op]
 
-    def export(self) -> dict[str, object]:
+    def export(self) -> ConditionRecord:
         return {"left": self.left, "op": self.op, "right": self.right, "value": self.value}
 
 

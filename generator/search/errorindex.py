@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..diagnose.index import ascii_lower, pieces
+from ..diagnose.records import SignatureRecord
 from ..pages.exports import causes, signatures
 from ..read.link import Encyclopedia, Page
 from ..read.text import shorten
@@ -127,7 +128,7 @@ class Row:
 
     entry: int
     at: int
-    signature: dict[str, Any]  # as exports.signatures writes it
+    signature: SignatureRecord  # as exports.signatures writes it
 
 
 def _row(r: Row) -> list[Any]:

@@ -12,12 +12,13 @@ import os
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 import click
 
 from .. import diagnose
 from ..diagnose import ranklogs
+from ..diagnose.records import EntrySignatures
 from ..read.problems import EntryError
 from ..read.text import paragraphs, visible
 from ..search import describe
@@ -214,16 +215,17 @@ def explain_text(record: dict[str, Any]) -> str:
 
 def _records(
     entries_dir: str | None, index_file: Path | None, site_url: str | None, as_json: bool = False
-) -> list[dict[str, Any]]:
+) -> list[EntrySignatures]:
     """The diagnose index records: from an exported signatures.json (its site paths under the
     site URL, when one is given), or the entries'."""
     if index_file is not None:
         try:
-            records: list[dict[str, Any]] = json.loads(index_file.read_text(encoding="utf-8"))
+            # Read as the index it claims to be; building the matcher from it is the check.
+            records = cast(list[EntrySignatures], json.loads(index_file.read_text("utf-8")))
             diagnose.Index.from_export(records)
         except (OSError, ValueError, KeyError, TypeError) as err:
             raise click.UsageError(f"{index_file}: not a signature index ({err})") from None
-        return sources.rebase(records, _site_url(site_url))
+        return cast(list[EntrySignatures], sources.rebase(records, _site_url(site_url)))
     return _source(entries_dir, site_url, as_json).signatures
 
 

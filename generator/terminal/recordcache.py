@@ -15,13 +15,17 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..diagnose.records import EntrySignatures
 
 from ..prove.releases import cache_root
 
 PACKAGE = Path(__file__).resolve().parent.parent  # the generator package
 KEEP = 8  # cached folders kept (the newest); older files are removed when one is written
-Records = tuple[list[dict[str, Any]], list[dict[str, Any]]]  # (signature records, entry records)
+# (signature records, entry records)
+Records = tuple["list[EntrySignatures]", list[dict[str, Any]]]
 
 
 def _stamp(root: Path) -> list[str]:

@@ -7,11 +7,12 @@ from __future__ import annotations
 import os
 import shutil
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TextIO
 
 from ..diagnose import Diagnosis, Match
+from ..diagnose.records import EntrySignatures
 from ..read.text import one_line, visible
 from ..search.describe import Ranked
 
@@ -69,7 +70,7 @@ Locate = Callable[[int], str]  # a line number of the read log -> how to name it
 
 def diagnosis(
     result: Diagnosis,
-    records: dict[str, dict[str, Any]],
+    records: Mapping[str, EntrySignatures],
     style: Style,
     locate: Locate = lambda n: f"line {n}",
 ) -> list[str]:
@@ -87,13 +88,15 @@ def diagnosis(
         out += _heading(i, match, titles, style)
         out.append("   " + style.paint(visible(link(match.url, match.id)), "cyan"))
         out += _what_it_shows(match, style)
-        record = records.get(match.id, {})
+        record = records.get(match.id)
+        summary = record.get("summary") if record else None
         advise = match is lead or (not match.collateral_of and match.confidence != "low")
-        if advise and record.get("summary"):
+        if advise and record and summary:
             # What to do, before the evidence: the quick answer and the first fix step.
-            out += _wrap(record["summary"], style, "   ")
-            if not (match.symptom and match.symptom.fix):
-                out += _wrap(record["first_step"], style, "     ", "   First step: ")
+            out += _wrap(summary, style, "   ")
+            first = record.get("first_step")
+            if first and not (match.symptom and match.symptom.fix):
+                out += _wrap(first, style, "     ", "   First step: ")
         out += _evidence(match, style, locate)
         for alt in matches:
             if alt.also_possible_for == match.id:

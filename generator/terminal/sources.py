@@ -8,10 +8,13 @@ from __future__ import annotations
 import functools
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:  # the records' shape only: listing entries needs no matcher
+    from ..diagnose.records import EntrySignatures
 
 PACKAGE = Path(__file__).resolve().parent.parent  # the generator package
 SHIPPED = PACKAGE / "shipped"
@@ -26,7 +29,7 @@ class Source:
     """The entry and signature records the CLI works on. The entry records, which only
     `explain`, `search` and the closest pages need, are read when first asked for."""
 
-    signatures: list[dict[str, Any]]
+    signatures: list[EntrySignatures]
     read_entries: Callable[[], list[dict[str, Any]]]
 
     @functools.cached_property
@@ -67,23 +70,25 @@ def load(explicit: str | None, base: str) -> Source:
         records: list[dict[str, Any]] = json.loads((SHIPPED / name).read_text(encoding="utf-8"))
         return records if base == "/" else rebase(records, base)
 
-    return Source(shipped(SHIPPED_FILES[1]), lambda: shipped(SHIPPED_FILES[0]))
+    # The packaged index was written by exports.signature_index when the wheel was built.
+    index = cast("list[EntrySignatures]", shipped(SHIPPED_FILES[1]))
+    return Source(index, lambda: shipped(SHIPPED_FILES[0]))
 
 
-def rebase(records: list[dict[str, Any]], base: str) -> list[dict[str, Any]]:
+def rebase(records: Sequence[Mapping[str, Any]], base: str) -> list[dict[str, Any]]:
     """Exported records carry site paths (`/memory/x/`); prefix them with the site URL `base`
     (`/`: leave them as they are)."""
 
     def url(path: str) -> str:
         return base.rstrip("/") + path if path.startswith("/") else path
 
-    out = []
+    out: list[dict[str, Any]] = []
     for record in records:
-        record = dict(record, url=url(record["url"]))
+        moved: dict[str, Any] = dict(record, url=url(record["url"]))
         for key in ("related", "referenced_by"):
-            if key in record:
-                record[key] = [dict(link, url=url(link["url"])) for link in record[key]]
-        out.append(record)
+            if key in moved:
+                moved[key] = [dict(link, url=url(link["url"])) for link in moved[key]]
+        out.append(moved)
     return out
 
 
