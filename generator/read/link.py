@@ -222,16 +222,7 @@ def _check_related(loaded: Loaded, ids: set[str], broken: set[str]) -> list[Prob
         elif rel.id in broken:
             pass  # the target exists but is invalid: its own problems are reported
         elif rel.id not in ids:
-            problems.append(
-                Problem(
-                    loaded.path,
-                    line,
-                    col,
-                    f"related id `{rel.id}` is not an entry",
-                    f"{did_you_mean(rel.id, ids)}link an existing entry, or add "
-                    "the link when that entry exists",
-                )
-            )
+            problems.append(_unknown_related(loaded.path, line, col, rel.id, ids))
         elif rel.id in seen:
             problems.append(
                 Problem(
@@ -282,16 +273,7 @@ def _check_tags(entries: Sequence[Loaded], vocabulary: LoadedTags, complete: boo
                 # a misspelt tag "uses" the tag it was meant to be: one mistake, one message
                 used.add(closest(tag, vocabulary.about) or tag)
                 line, col = _pos(loaded, "tags", i)
-                problems.append(
-                    Problem(
-                        loaded.path,
-                        line,
-                        col,
-                        f"tag `{tag}` is not in {vocabulary.path}",
-                        f"{did_you_mean(tag, vocabulary.about)}use a tag from that file, or add "
-                        f"`{tag}: <what it covers>` to it",
-                    )
-                )
+                problems.append(_unknown_tag(loaded.path, line, col, tag, vocabulary))
     if complete:
         for tag in sorted(set(vocabulary.about) - used):
             line, col = vocabulary.source.position(("tags", tag), key=True)
@@ -383,16 +365,7 @@ def check_drafts(
                 continue
             if tag not in tags.about and not PLACEHOLDERS.search(tag):
                 line, col = draft.source.position(("tags", i))
-                problems.append(
-                    Problem(
-                        draft.path,
-                        line,
-                        col,
-                        f"tag `{tag}` is not in {tags.path}",
-                        f"{did_you_mean(tag, tags.about)}use a tag from that file, or add "
-                        f"`{tag}: <what it covers>` to it",
-                    )
-                )
+                problems.append(_unknown_tag(draft.path, line, col, tag, tags))
         raw_related = data.get("related")
         for i, item in enumerate(raw_related if isinstance(raw_related, list) else ()):
             target = item.get("id") if isinstance(item, dict) else None
@@ -400,17 +373,34 @@ def check_drafts(
                 continue
             if target not in ids:
                 line, col = draft.source.position(("related", i, "id"))
-                problems.append(
-                    Problem(
-                        draft.path,
-                        line,
-                        col,
-                        f"related id `{target}` is not an entry",
-                        f"{did_you_mean(target, ids)}link an existing entry, or add "
-                        "the link when that entry exists",
-                    )
-                )
+                problems.append(_unknown_related(draft.path, line, col, target, ids))
     return problems
+
+
+def _unknown_tag(path: str, line: int, col: int, tag: str, vocabulary: LoadedTags) -> Problem:
+    """A tag outside the vocabulary, in a valid entry or in the raw data of an invalid one."""
+    return Problem(
+        path,
+        line,
+        col,
+        f"tag `{tag}` is not in {vocabulary.path}",
+        f"{did_you_mean(tag, vocabulary.about)}use a tag from that file, or add "
+        f"`{tag}: <what it covers>` to it",
+    )
+
+
+def _unknown_related(
+    path: str, line: int, col: int, target: str, ids: set[str] | frozenset[str]
+) -> Problem:
+    """A related link to no entry, in a valid entry or in the raw data of an invalid one."""
+    return Problem(
+        path,
+        line,
+        col,
+        f"related id `{target}` is not an entry",
+        f"{did_you_mean(target, ids)}link an existing entry, or add the link when that entry "
+        "exists",
+    )
 
 
 def _link_to(target: Loaded, relation: Relation, why: str) -> Link:
