@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING
 
 from .pages import exports
 from .pages.exports import RecordMemo
-from .prove.reproduced import RESULTS_FILE, read_results
 from .read.common import read_common
 from .read.link import Encyclopedia, check_drafts, link
 from .read.load import LoadCache, load_all
 from .read.problems import EntryError, Problem
+from .read.reproduced import RESULTS_FILE, read_results
 
 if TYPE_CHECKING:
     from .pages.render import PageMemo, RenderedPage

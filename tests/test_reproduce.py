@@ -24,7 +24,8 @@ from generator import diagnose
 from generator.pages import exports
 from generator.pages.render import render_site
 from generator.pipeline import build_encyclopedia
-from generator.prove import reproduce, reproduced, sandbox
+from generator.prove import reproduce, sandbox
+from generator.read import reproduced
 from generator.read.link import Encyclopedia
 from generator.read.model import Reproduce, SetRun
 from generator.terminal.cli import main

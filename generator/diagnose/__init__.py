@@ -30,8 +30,9 @@ Semantics (both implementations):
 This module streams: memory is bounded by CHUNK_BYTES plus one segment, whatever the log size.
 """
 
+from ..read.pattern import compiled, normalise, pieces
 from .candidates import MAX_EVIDENCE
-from .index import Index, Signature, compiled, normalise, pieces
+from .index import Index, Signature
 from .results import Diagnosis, Evidence, Match, Streaming, confidence, diagnose, result
 from .scanner import CHUNK_BYTES, SEGMENT_BYTES, Scanner, scan, strip_ansi
 

@@ -6,8 +6,9 @@ import bisect
 import re
 from dataclasses import dataclass, field
 
+from ..read.pattern import normalise
 from . import metrics
-from .index import Index, normalise
+from .index import Index
 from .series import Sighting
 
 MAX_EVIDENCE = 5

@@ -3,37 +3,12 @@ placeholders, built from the exported records (api/signatures.json)."""
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..read.pattern import Condition, Piece, Value, compile_pieces, literal_view, match
+from ..read.pattern import Condition, Piece, Value, compiled, match, pieces
 from . import anchors, frames
 from .records import EntrySignatures
-
-_SPACES = re.compile(r"[ \t\f\v]+")
-_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-
-
-def ascii_lower(text: str) -> str:
-    return text.translate(_LOWER)
-
-
-def normalise(text: str) -> str:
-    return _SPACES.sub(" ", ascii_lower(text))
-
-
-def pieces(signature: str) -> list[str]:
-    """The literal pieces of a signature, normalised, in order (a placeholder splits pieces
-    like `*`: its text is not in the log)."""
-    return [p for p in normalise(literal_view(signature)).strip(" ").split("*") if p]
-
-
-@functools.lru_cache(maxsize=100_000)
-def compiled(signature: str) -> tuple[Piece, ...]:
-    """The signature as the matcher runs it: literal text and placeholders (pattern.py)."""
-    return compile_pieces(normalise(signature).strip(" "))
 
 
 @dataclass(frozen=True)

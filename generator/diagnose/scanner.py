@@ -11,10 +11,10 @@ from typing import BinaryIO
 
 import ahocorasick_rs
 
-from ..read.pattern import Slot, Value
+from ..read.pattern import Slot, Value, normalise
 from . import anchors, frames, metrics, watchdog
 from .candidates import RANK, Candidate, Hit, record, record_sighting
-from .index import Index, Signature, normalise
+from .index import Index, Signature
 
 CHUNK_BYTES = 4 * 1024 * 1024
 SEGMENT_BYTES = 64 * 1024

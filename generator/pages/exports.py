@@ -8,18 +8,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .. import diagnose
-from ..diagnose.records import EntrySignatures, SignatureRecord, SymptomRecord
-from ..read.link import Encyclopedia, Link, Page, Relation
-from ..read.model import Signature, Symptom
-from ..read.pattern import parse_condition
+from ..diagnose.records import signature_index as signature_index
+from ..diagnose.records import signature_record, signatures
+from ..read.link import Encyclopedia, Link, Page, under
 from ..read.schema import schema_text
 from ..search import describe
 
 API_DIR = "api"
-
-
-def _url(base: str, page_url: str) -> str:
-    return base.rstrip("/") + "/" + page_url
 
 
 def _link(link: Link, base: str) -> dict[str, str]:
@@ -27,7 +22,7 @@ def _link(link: Link, base: str) -> dict[str, str]:
         "id": link.id,
         "relation": link.relation.value,
         "why": link.why,
-        "url": _url(base, link.url),
+        "url": under(base, link.url),
     }
 
 
@@ -37,74 +32,13 @@ def entry_record(page: Page, base: str) -> dict[str, Any]:
     data.update(
         id=page.id,
         category=page.category,
-        url=_url(base, page.url),
+        url=under(base, page.url),
         source=page.path,
         related=[_link(link, base) for link in page.related],
         referenced_by=[_link(link, base) for link in page.referenced_by],
     )
     data["signatures"] = signatures(page)
     return data
-
-
-def _signature(
-    sig: Signature, symptom: Symptom | None = None, steps: tuple[str, ...] = ()
-) -> SignatureRecord:
-    record: SignatureRecord = {"text": sig.text, "weight": sig.score, "context": sig.context}
-    condition = parse_condition(sig.when) if sig.when else None
-    if condition is not None:
-        record["when"] = condition.export()
-    if symptom is not None:
-        shown: SymptomRecord = {"symptom": symptom.symptom, "cause": symptom.cause}
-        if symptom.fix_step is not None and symptom.fix_step <= len(steps):
-            shown["fix"] = steps[symptom.fix_step - 1]
-        record["symptom"] = shown
-    return record
-
-
-def signatures(page: Page) -> list[SignatureRecord]:
-    """The entry's signatures, then those of its symptoms (a match of one names the symptom)."""
-    return [_signature(s) for s in page.entry.signatures] + [
-        _signature(s, symptom, page.entry.fix.steps)
-        for symptom in page.entry.symptoms
-        for s in symptom.signatures
-    ]
-
-
-def causes(page: Page) -> list[str]:
-    """The entries this one causes: a match of one of those next to this one is collateral."""
-    links = (*page.related, *page.referenced_by)
-    found = {link.id for link in links if link.relation is Relation.LEADS_TO}
-    return sorted(found)
-
-
-def signature_record(page: Page, base: str) -> EntrySignatures:
-    """One entry of the diagnose index: its signatures and the entries it causes."""
-    return {
-        "id": page.id,
-        "title": page.entry.title,
-        "url": _url(base, page.url),
-        "severity": page.entry.severity,
-        # What a result says to do (the diagnose page and the CLI show it under the title).
-        "summary": page.entry.summary,
-        "first_step": page.entry.fix.steps[0],
-        "causes": causes(page),
-        "signatures": signatures(page),
-        "metric_signals": list(page.entry.metric_signals),
-        "raised": [
-            {
-                "exception": r.exception,
-                "frame": r.frame,
-                "function": r.function,
-                "weight": r.weight,
-            }
-            for r in page.entry.raised
-        ],
-    }
-
-
-def signature_index(enc: Encyclopedia, base: str) -> list[EntrySignatures]:
-    """The diagnose index (api/signatures.json): every active entry's signature record."""
-    return [signature_record(p, base) for p in enc.pages.values() if p.entry.status == "active"]
 
 
 def matcher(enc: Encyclopedia, base: str = "/") -> diagnose.Index:
@@ -174,8 +108,8 @@ def summary_record(page: Page, base: str) -> dict[str, Any]:
         "category": page.category,
         "severity": page.entry.severity,
         "status": page.entry.status,
-        "url": _url(base, page.url),
-        "record": _url(base, record_path(page)),
+        "url": under(base, page.url),
+        "record": under(base, record_path(page)),
     }
 
 
@@ -211,7 +145,7 @@ def export_files(
                     "title": c.category.title,
                     "description": c.category.description,
                     "order": c.category.order,
-                    "url": _url(base, c.url),
+                    "url": under(base, c.url),
                     "entries": [p.id for p in c.pages],
                 }
                 for c in enc.categories

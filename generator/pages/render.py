@@ -17,10 +17,10 @@ from typing import Any
 
 import jinja2
 
-from ..prove import reproduced
-from ..prove.reproduced import Reproduction
+from ..read import reproduced
 from ..read.link import CategoryPage, Encyclopedia, Link, Page, relative_uri
 from ..read.model import SEVERITIES, SetRun
+from ..read.reproduced import Reproduction
 from ..read.text import after_first_sentence, first_sentence
 from . import faq, seo
 from .escape import Md, attr, block, code_block, inline

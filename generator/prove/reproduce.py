@@ -24,12 +24,13 @@ from datetime import date
 from pathlib import Path
 
 from .. import diagnose
+from ..diagnose.records import signature_record
 from ..pages import exports
 from ..read.link import Encyclopedia, Page
 from ..read.model import CURRENT_SET, Reproduce, SetRun, is_slug
+from ..read.reproduced import Reproduction, Run, Status, digest
 from ..read.text import normalize_newlines, visible
 from . import sandbox
-from .reproduced import Reproduction, Run, Status, digest
 
 # The page and the results file keep the end of an output, where the error is.
 KEPT_LINES = 60
@@ -75,7 +76,7 @@ def _primary_index(page: Page) -> diagnose.Index:
     """An index of this entry's primary signatures (its own and its symptom rows') alone, to ask
     which of them an output holds: a diagnosis keeps only the first few lines of evidence, and a
     traceback's context lines can come before the error line."""
-    record = exports.signature_record(page, "/")
+    record = signature_record(page, "/")
     primary = [s for s in record["signatures"] if not s["context"]]
     return diagnose.Index.from_export([{**record, "causes": [], "signatures": primary}])
 

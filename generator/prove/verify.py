@@ -21,9 +21,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..diagnose import normalise, pieces
 from ..read.load import Loaded
 from ..read.model import Signature, SignatureSource
+from ..read.pattern import normalise, pieces
 from ..read.problems import Problem
 from ..read.rules import all_signatures, problem_at
 from .releases import IndexUnreachable, PackageIndex, member

@@ -8,11 +8,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from ..prove.reproduced import Results
 from . import reserved, rules
 from .load import Draft, Loaded, LoadedCategory, LoadedTags
 from .model import SEVERITIES, Category, Entry, Related, is_slug
 from .problems import Problem
+from .reproduced import Results
 from .text import PLACEHOLDERS
 from .validate import closest, did_you_mean
 
@@ -38,6 +38,11 @@ class Relation(StrEnum):
         turned = {Relation.LEADS_TO: Relation.OFTEN_CAUSED_BY}
         turned |= {v: k for k, v in turned.items()}
         return turned.get(self, self)
+
+
+def under(base: str, page_url: str) -> str:
+    """A page's URL (`memory/x/`) under the site URL `base` (`/`: a path from the site's root)."""
+    return base.rstrip("/") + "/" + page_url
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ matching stays linear in the length of the line.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import TypedDict
@@ -216,3 +217,29 @@ def match(compiled: tuple[Piece, ...], text: str) -> dict[str, Value] | None:
         if start < 0:
             return None
     return values
+
+
+# How the matcher reads a signature and a log line alike: ASCII letters lower-cased, each run of
+# blanks one space (diagnose/ and diagnose-core.js).
+_SPACES = re.compile(r"[ \t\f\v]+")
+_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def ascii_lower(text: str) -> str:
+    return text.translate(_LOWER)
+
+
+def normalise(text: str) -> str:
+    return _SPACES.sub(" ", ascii_lower(text))
+
+
+def pieces(signature: str) -> list[str]:
+    """The literal pieces of a signature, normalised, in order (a placeholder splits pieces
+    like `*`: its text is not in the log)."""
+    return [p for p in normalise(literal_view(signature)).strip(" ").split("*") if p]
+
+
+@functools.lru_cache(maxsize=100_000)
+def compiled(signature: str) -> tuple[Piece, ...]:
+    """The signature as the matcher runs it: literal text and placeholders."""
+    return compile_pieces(normalise(signature).strip(" "))

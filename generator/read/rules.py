@@ -10,10 +10,18 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from ..diagnose import compiled, normalise, pieces
 from .load import Loaded
 from .model import Entry, Signature
-from .pattern import PLACEHOLDER, PLACEHOLDER_LIKE, literal_view, match, parse_condition
+from .pattern import (
+    PLACEHOLDER,
+    PLACEHOLDER_LIKE,
+    compiled,
+    literal_view,
+    match,
+    normalise,
+    parse_condition,
+    pieces,
+)
 from .problems import Problem
 from .text import PLACEHOLDERS, plain_parts
 

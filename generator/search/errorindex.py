@@ -33,10 +33,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..diagnose.index import ascii_lower, pieces
-from ..diagnose.records import SignatureRecord
-from ..pages.exports import causes, signatures
+from ..diagnose.records import SignatureRecord, causes, signatures
 from ..read.link import Encyclopedia, Page
+from ..read.pattern import ascii_lower, pieces
 from ..read.text import shorten
 
 ERRORS_DIR = "search/errors"

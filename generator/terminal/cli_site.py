@@ -17,7 +17,8 @@ from ..pages import exports, tree
 from ..pages.finish import finish_site
 from ..pages.render import TEMPLATES
 from ..pipeline import build_encyclopedia, build_site
-from ..prove import releases, reproduce, reproduced, verify
+from ..prove import releases, reproduce, verify
+from ..read import reproduced
 from ..read.load import CATEGORY_FILE, LoadCache, load_all
 from ..read.model import is_slug
 from ..read.problems import EntryError, Problem

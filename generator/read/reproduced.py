@@ -11,8 +11,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ..read.model import CURRENT_SET, Reproduce, SetRun
-from ..read.problems import Problem
+from .model import CURRENT_SET, Reproduce, SetRun
+from .problems import Problem
 
 RESULTS_FILE = "_reproduced.json"
 FORMAT = 2
