@@ -131,10 +131,6 @@ class Mode:
         for category in self.encyclopedia.categories:
             file = files.get_file_from_path(f"{category.slug}/index.md")
             if file is not None and isinstance(file.page, Page):
-                # A dirty build reads only the pages it rebuilds: the others have no title yet,
-                # and every rebuilt page's sidebar would show "None" for them.
-                if file.page.title is None:
-                    file.page.title = category.category.title
                 children.append(file.page)
         section = Section("Categories", list(children))
         for child in children:
@@ -362,10 +358,14 @@ class DirtyPreview(Serve):
             remove_output(Path(File.generated(config, name, content="").abs_dest_path))
             del self.preview.built[name]
         # A dirty preview rebuilds a generated file only when its content changed.
+        nav_pages = {f"{c.slug}/index.md" for c in enc.categories}
         for name, content in generated.items():
             file = PreviewFile.generated(config, name, content=content)
             assert isinstance(file, PreviewFile)
-            file.modified = restyled or self.preview.built.get(name) != content
+            # A category's page is in every page's sidebar, by the title MkDocs reads from it: a
+            # dirty build that did not read it would name it "None" on every page it rebuilds.
+            in_nav = name in nav_pages
+            file.modified = restyled or in_nav or self.preview.built.get(name) != content
             self.preview.built[name] = content
             files.append(file)
         return files
