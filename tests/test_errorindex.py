@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from generator import diagnose
-from generator.diagnose import records
+from generator.diagnose import from_entries
 from generator.pages import exports
 from generator.pipeline import build_encyclopedia
 from generator.read import pattern
@@ -124,7 +124,7 @@ def test_shards_hold_every_signature_once_in_order(shipped: Encyclopedia) -> Non
         + ([{k: sig[k] for k in ("when", "symptom") if k in sig}] if len(sig) > 3 else [])
         for page in shipped.pages.values()
         if page.entry.status == "active"
-        for at, sig in enumerate(records.signatures(page))
+        for at, sig in enumerate(from_entries.signatures(page))
     ]
     assert any(len(r) == 6 for r in expected)
     assert sorted(rows, key=lambda r: (r[0], r[1])) == sorted(expected, key=lambda r: (r[0], r[1]))
@@ -209,7 +209,7 @@ def test_the_key_filter_holds_every_filed_key_and_few_others(shipped: Encycloped
     filed = {
         k
         for p in shipped.pages.values()
-        for s in records.signatures(p)
+        for s in from_entries.signatures(p)
         if (k := errorindex.key(s["text"]))
     }
     assert all(_holds(filter_, k) for k in filed)

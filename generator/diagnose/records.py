@@ -1,14 +1,12 @@
-"""The diagnose index as records: what api/signatures.json holds for each entry, made from the
-checked entries here (pages/exports.py writes them) and read by the matcher, here and in
-diagnose-core.js."""
+"""The diagnose index as records: what api/signatures.json holds for each entry (made from the
+checked entries by from_entries.py) and what the matcher reads, here and in diagnose-core.js.
+Types only: the commands that read a packaged index load nothing of the site's stack."""
 
 from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 
-from ..read.link import Encyclopedia, Page, Relation, under
-from ..read.model import Signature, Symptom
-from ..read.pattern import ConditionRecord, parse_condition
+from ..read.pattern import ConditionRecord
 
 
 class SymptomRecord(TypedDict):
@@ -50,64 +48,3 @@ class EntrySignatures(TypedDict):
     causes: NotRequired[list[str]]  # the entries it causes: a match of one beside it is collateral
     metric_signals: NotRequired[list[str]]
     raised: NotRequired[list[RaisedRecord]]
-
-
-def _signature(
-    sig: Signature, symptom: Symptom | None = None, steps: tuple[str, ...] = ()
-) -> SignatureRecord:
-    record: SignatureRecord = {"text": sig.text, "weight": sig.score, "context": sig.context}
-    condition = parse_condition(sig.when) if sig.when else None
-    if condition is not None:
-        record["when"] = condition.export()
-    if symptom is not None:
-        shown: SymptomRecord = {"symptom": symptom.symptom, "cause": symptom.cause}
-        if symptom.fix_step is not None and symptom.fix_step <= len(steps):
-            shown["fix"] = steps[symptom.fix_step - 1]
-        record["symptom"] = shown
-    return record
-
-
-def signatures(page: Page) -> list[SignatureRecord]:
-    """The entry's signatures, then those of its symptoms (a match of one names the symptom)."""
-    return [_signature(s) for s in page.entry.signatures] + [
-        _signature(s, symptom, page.entry.fix.steps)
-        for symptom in page.entry.symptoms
-        for s in symptom.signatures
-    ]
-
-
-def causes(page: Page) -> list[str]:
-    """The entries this one causes: a match of one of those next to this one is collateral."""
-    links = (*page.related, *page.referenced_by)
-    found = {link.id for link in links if link.relation is Relation.LEADS_TO}
-    return sorted(found)
-
-
-def signature_record(page: Page, base: str) -> EntrySignatures:
-    """One entry of the diagnose index: its signatures and the entries it causes."""
-    return {
-        "id": page.id,
-        "title": page.entry.title,
-        "url": under(base, page.url),
-        "severity": page.entry.severity,
-        # What a result says to do (the diagnose page and the CLI show it under the title).
-        "summary": page.entry.summary,
-        "first_step": page.entry.fix.steps[0],
-        "causes": causes(page),
-        "signatures": signatures(page),
-        "metric_signals": list(page.entry.metric_signals),
-        "raised": [
-            {
-                "exception": r.exception,
-                "frame": r.frame,
-                "function": r.function,
-                "weight": r.weight,
-            }
-            for r in page.entry.raised
-        ],
-    }
-
-
-def signature_index(enc: Encyclopedia, base: str) -> list[EntrySignatures]:
-    """The diagnose index (api/signatures.json): every active entry's signature record."""
-    return [signature_record(p, base) for p in enc.pages.values() if p.entry.status == "active"]

@@ -8,8 +8,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .. import diagnose
-from ..diagnose.records import signature_index as signature_index
-from ..diagnose.records import signature_record, signatures
+from ..diagnose.from_entries import signature_index as signature_index
+from ..diagnose.from_entries import signature_record, signatures
 from ..read.link import Encyclopedia, Link, Page, under
 from ..read.schema import schema_text
 from ..search import describe

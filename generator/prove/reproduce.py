@@ -24,7 +24,7 @@ from datetime import date
 from pathlib import Path
 
 from .. import diagnose
-from ..diagnose.records import signature_record
+from ..diagnose.from_entries import signature_record
 from ..pages import exports
 from ..read.link import Encyclopedia, Page
 from ..read.model import CURRENT_SET, Reproduce, SetRun, is_slug

@@ -33,7 +33,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..diagnose.records import SignatureRecord, causes, signatures
+from ..diagnose.from_entries import causes, signatures
+from ..diagnose.records import SignatureRecord
 from ..read.link import Encyclopedia, Page
 from ..read.pattern import ascii_lower, pieces
 from ..read.text import shorten
