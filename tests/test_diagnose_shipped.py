@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import io
 import json
+import os
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from generator import diagnose
 from generator.pages import exports
+from tests.recall_cases import load_cases
 from tests.support import ROOT
 from tests.test_fixture_matrix import INDEX
 
@@ -132,3 +137,30 @@ def test_ordinary_training_lines_reach_no_full_match() -> None:
     # (a chunk's last segment skips the guards, as a phrase may go on in the next chunk)
     text = "\n".join(ORDINARY_LINES * 3) + "\nok\n"
     assert scanner._hit_segments(text, text.lower(), text.lower().encode("latin-1")) == []
+
+
+def test_metric_lines_read_beside_the_scan_give_the_same_diagnosis(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A log file's metric lines read by a second process (beside.py) give the diagnosis the
+    scan gives alone, on every real log of the metric rounds, in small chunks so that a series
+    spans many; and when that process dies before it answers, the scan's process reads them."""
+    from generator.diagnose import beside, scanner
+
+    monkeypatch.setattr(scanner, "CHUNK_BYTES", 512)
+    monkeypatch.setattr(beside, "MIN_BYTES", 0)  # every log gets the second process
+    cases = load_cases(ROOT / "tests" / "recall_metrics")
+    assert len(cases) > 20
+    log = tmp_path / "train.log"
+    read = 0  # logs whose diagnosis rests on their numbers
+    for case in cases:
+        log.write_bytes(case.log.encode("utf-8"))
+        alone = diagnose.diagnose(INDEX, io.BytesIO(log.read_bytes())).to_json()
+        with log.open("rb") as handle:
+            assert diagnose.diagnose(INDEX, handle, None, log).to_json() == alone, case.name
+        read += any(m["readings"] for m in alone["matches"])
+    assert read >= 5  # (10 of the 34 when this was written)
+
+    monkeypatch.setattr(beside, "_child", lambda path, send: os._exit(3))
+    with log.open("rb") as handle:
+        assert diagnose.diagnose(INDEX, handle, None, log).to_json() == alone

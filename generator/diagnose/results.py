@@ -6,9 +6,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, BinaryIO
 
 from . import watchdog
+from .beside import beside
 from .candidates import Candidate
 from .index import Index
 from .scanner import SEGMENT_BYTES, Scanner, scan, strip_ansi
@@ -208,8 +210,13 @@ def result(index: Index, scanner: Scanner, top: int | None) -> Diagnosis:
     return Diagnosis(tuple(ranked[:top] if top else ranked), scanner.root_rank)
 
 
-def diagnose(index: Index, stream: BinaryIO, top: int | None = None) -> Diagnosis:
-    return result(index, scan(index, stream), top)
+def diagnose(
+    index: Index, stream: BinaryIO, top: int | None = None, path: Path | None = None
+) -> Diagnosis:
+    """The diagnosis of the log `stream` reads. `path`: the file it reads, whose metric lines a
+    second process may read beside the scan (beside.py); the diagnosis is the same."""
+    other = beside(path) if index.signals else None
+    return result(index, scan(index, stream, other.sightings if other else None), top)
 
 
 class Streaming:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -15,6 +15,7 @@ from ..read.pattern import Slot, Value, normalise
 from . import anchors, frames, metrics, watchdog
 from .candidates import RANK, Candidate, Hit, record, record_sighting
 from .index import Index, Signature
+from .series import Sighting
 
 CHUNK_BYTES = 4 * 1024 * 1024
 SEGMENT_BYTES = 64 * 1024
@@ -27,12 +28,12 @@ _ROOT_CAUSE = "root cause (first observed failure)"
 _ROOT_WORD = "observed"  # every line holding _ROOT_CAUSE holds this word, whatever its spacing
 _ROOT_RANK = re.compile(r"^ ?rank ?: ?([0-9]{1,9})(?![0-9])")
 # The same on bytes: much faster than str.translate on text that is not ASCII.
-_LOWER_BYTES = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", b"abcdefghijklmnopqrstuvwxyz")
+LOWER_BYTES = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", b"abcdefghijklmnopqrstuvwxyz")
 _BREAK = re.compile(r"[\r\n]")
 _NONFINITE_HINT = re.compile(r"nan|inf")  # on ASCII-lower-cased text
 
 
-def _chunks(stream: BinaryIO) -> Iterator[bytes]:
+def chunks(stream: BinaryIO) -> Iterator[bytes]:
     """The log in pieces that end with a segment break, ANSI removed. A CR is never the last
     byte of a piece unless the log ends there (a CRLF must not be cut in two). A segment longer
     than a chunk keeps only its head: the rest can never match."""
@@ -86,7 +87,7 @@ class Scanner:
     """Finds candidate segments with one Aho-Corasick pass over each chunk (the anchors), then
     runs the full match only on those segments and, for wrapped lines, their neighbours."""
 
-    def __init__(self, index: Index) -> None:
+    def __init__(self, index: Index, read_metrics: bool = True) -> None:
         self.index = index
         self.by_anchor: dict[str, list[Signature]] = {}
         for sig in index.signatures:
@@ -121,7 +122,8 @@ class Scanner:
             for sig in index.signatures
         ]
         self.candidates: dict[str, Candidate] = {}
-        self.metrics = metrics.Reader() if index.signals else None
+        # (read_metrics false: another process reads the metric lines, beside.py)
+        self.metrics = metrics.Reader() if index.signals and read_metrics else None
         self.tracebacks = frames.Reader() if index.raised else None
         self.raised_matched: set[int] = set()  # frames.Rule.order of every rule that has matched
         self.timeouts: list[watchdog.Timeout] = []  # NCCL watchdog timeouts, for their ranks
@@ -158,7 +160,7 @@ class Scanner:
             end = _segment_end(text, 0)
             root_pos = 0 if newline else _after_newline(text, 0)
             self._match(seg, words, prev, _Segment(text[:end], self.line), text, root_pos)
-        low_bytes = chunk.translate(_LOWER_BYTES)
+        low_bytes = chunk.translate(LOWER_BYTES)
         low = low_bytes.decode("latin-1")
         if self.metrics is not None:
             self.metrics.feed(text, low, self.line)
@@ -186,16 +188,18 @@ class Scanner:
         self.line += text.count("\n")
         self.tail = _Segment(text[start:last_end], self.line - text.count("\n", start))
 
-    def finish(self) -> None:
+    def finish(self, sightings: list[Sighting] | None = None) -> None:
+        """The end of the log; `sightings`: its metric lines' when another process read them."""
         if self.pending is not None:
             seg, words, prev, _ = self.pending
             self.pending = None
             self._match(seg, words, prev, None, "", -1)
         if self.metrics is not None:
-            for sighting in self.metrics.sightings():
-                for entry in self.index.signals.get(sighting.signal, ()):
-                    record_sighting(self.candidates, self.index, entry, sighting)
+            sightings = self.metrics.sightings()
             self.metrics = None
+        for sighting in sightings or ():
+            for entry in self.index.signals.get(sighting.signal, ()):
+                record_sighting(self.candidates, self.index, entry, sighting)
 
     def _hit_segments(
         self, text: str, low: str, low_bytes: bytes
@@ -274,7 +278,7 @@ class Scanner:
         # A cheap necessary test first: every word of the signature somewhere in the segment or
         # its neighbours (the full match normalises them and may join them).
         nearby = "\n".join(s.text for s in (prev, seg, following) if s is not None)
-        nearby = nearby.encode("latin-1").translate(_LOWER_BYTES).decode("latin-1")
+        nearby = nearby.encode("latin-1").translate(LOWER_BYTES).decode("latin-1")
         tried = sorted(
             {
                 sig
@@ -421,11 +425,14 @@ def _separator_before(text: str, start: int) -> int:
     return 1 if start >= 1 and text[start - 1] in "\r\n" else 0
 
 
-def scan(index: Index, stream: BinaryIO) -> Scanner:
+def scan(
+    index: Index, stream: BinaryIO, sightings: Callable[[], list[Sighting]] | None = None
+) -> Scanner:
     """Match every signature against every segment: the finished scanner holds the candidates,
-    torchrun's root rank and the watchdog timeouts."""
-    scanner = Scanner(index)
-    for chunk in _chunks(stream):
+    torchrun's root rank and the watchdog timeouts. `sightings`, when given, answers for the
+    log's metric lines (read elsewhere: beside.py) once the scan is done."""
+    scanner = Scanner(index, read_metrics=sightings is None)
+    for chunk in chunks(stream):
         scanner.feed(chunk)
-    scanner.finish()
+    scanner.finish(sightings() if sightings is not None else None)
     return scanner

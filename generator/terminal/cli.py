@@ -270,7 +270,7 @@ def diagnose_command(
     else:
         with log.open("rb") as handle:
             stream = _Tail(handle)
-            result = diagnose.diagnose(index, stream, top)  # type: ignore[arg-type]
+            result = diagnose.diagnose(index, stream, top, log)  # type: ignore[arg-type]
     # Nothing matched: the pages closest to the log's last error line, never a blank answer
     # (not with --index: a signature index holds no entry text).
     near = None

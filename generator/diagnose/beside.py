@@ -1,0 +1,71 @@
+"""A log file's metric lines read by a second process beside the scan (metrics.py): on a long
+training log they are most of the work, and reading them on another core gives the same
+diagnosis sooner. The process reads the file itself, chunk by chunk as the scan does, and
+sends back only its sightings; when it cannot run or fails, the scan's own process reads them.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import sys
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+from . import metrics
+from .scanner import CHUNK_BYTES, LOWER_BYTES, chunks
+from .series import Sighting
+
+# A log shorter than this is read in one process: starting a second one would cost more.
+MIN_BYTES = 2 * CHUNK_BYTES
+
+
+def read_metrics(path: Path) -> list[Sighting]:
+    """The metric sightings of the log at `path`, as the scan would read them."""
+    reader = metrics.Reader()
+    line = 1
+    with path.open("rb") as handle:
+        for chunk in chunks(handle):
+            text = chunk.decode("latin-1")
+            reader.feed(text, chunk.translate(LOWER_BYTES).decode("latin-1"), line)
+            line += text.count("\n")
+    return reader.sightings()
+
+
+def _child(path: Path, send: Connection) -> None:
+    send.send(read_metrics(path))
+    send.close()
+
+
+class Beside:
+    """The second process, started at once; `sightings` waits for its answer."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        # fork: the child needs nothing but this module, already imported (Linux only: other
+        # systems start a fresh interpreter, slower than the work it would take over)
+        context = multiprocessing.get_context("fork")
+        self.answer, send = context.Pipe(duplex=False)
+        self.process = context.Process(target=_child, args=(path, send), daemon=True)
+        self.process.start()
+        send.close()
+
+    def sightings(self) -> list[Sighting]:
+        try:
+            found: list[Sighting] | None = self.answer.recv()
+        except (EOFError, OSError):
+            found = None  # the process died before it answered
+        self.answer.close()
+        self.process.join()
+        return found if found is not None else read_metrics(self.path)
+
+
+def beside(path: Path | None) -> Beside | None:
+    """A second process for the metric lines of `path`, when it is worth one."""
+    if path is None or not sys.platform.startswith("linux"):
+        return None
+    try:
+        if not path.is_file() or path.stat().st_size < MIN_BYTES:
+            return None
+    except OSError:
+        return None
+    return Beside(path)
