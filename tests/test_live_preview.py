@@ -208,7 +208,18 @@ def test_the_open_page_reloads_itself_under_its_policy(tmp_path: Path, chromium:
         def reloads_to_show(change: Callable[[], object], text: str, present: bool = True) -> None:
             """Make `change`, then wait for the open page to reload itself and show `text`
             (or no longer show it)."""
-            page.evaluate("window.notReloaded = true")
+            # The preview reloads open pages twice per edit (its second half reloads again):
+            # the last step's second reload may still be under way, so mark the page when it
+            # has loaded.
+            for _ in range(50):
+                try:
+                    page.wait_for_load_state("load")
+                    page.evaluate("window.notReloaded = true")
+                    break
+                except Exception:  # navigating: its context is gone for a moment
+                    time.sleep(0.1)
+            else:
+                raise AssertionError("the open page never settled before the change")
             change()
             # Read through the driver, not a page function: the policy rightly refuses eval.
             shown = f"document.body.innerText.includes({text!r})"
