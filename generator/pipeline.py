@@ -24,11 +24,13 @@ if TYPE_CHECKING:
 
 @dataclass
 class Reuse:
-    """What a preview keeps from one rebuild to the next, so that unchanged entries are not
-    rendered or serialised again: the last text of each generated page and each export record,
-    with what it was made from (render.render_site, link.Page.links_key). A one-off build passes
-    none and holds nothing after it."""
+    """Everything a preview keeps from one rebuild to the next, each keyed by what it was made
+    from, so that unchanged entries are not read, checked, rendered or serialised again: the
+    loaded entry files and their rule results (load.LoadCache), the last text of each generated
+    page (render.render_site) and each export record (link.Page.links_key). A one-off build
+    passes none and holds nothing after it."""
 
+    loaded: LoadCache = field(default_factory=LoadCache)
     pages: PageMemo = field(default_factory=dict)
     records: RecordMemo = field(default_factory=dict)
 

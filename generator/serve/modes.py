@@ -243,7 +243,7 @@ class Serve(Mode):
     def pre_build(self, config: MkDocsConfig) -> None:
         try:
             entries = paths(config, self.options).entries
-            self.encyclopedia = build_encyclopedia(entries, self.preview.cache)
+            self.encyclopedia = build_encyclopedia(entries, self.preview.reuse.loaded)
             self.last_good, self.problems = self.encyclopedia, ()
             return
         except EntryError as err:

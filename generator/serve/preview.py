@@ -32,7 +32,6 @@ from mkdocs.structure.pages import Page
 
 from ..pipeline import Reuse, build_encyclopedia, export_files, render_pages
 from ..read.link import Encyclopedia
-from ..read.load import LoadCache
 from ..read.model import Entry
 from ..read.problems import EntryError, Problem
 
@@ -239,8 +238,7 @@ class Preview:
     it can. `built` holds what each generated file held when last written."""
 
     def __init__(self) -> None:
-        self.cache = LoadCache()
-        self.reuse = Reuse()
+        self.reuse = Reuse()  # every memo of the preview
         self.builds = Builds()
         self.built: dict[str, str] = {}
         self.last: LastBuild | None = None
@@ -277,7 +275,7 @@ class Preview:
         if inputs != last.inputs:
             return _full_because("a file besides the entries changed")
         try:
-            enc = build_encyclopedia(site.entries, self.cache)
+            enc = build_encyclopedia(site.entries, self.reuse.loaded)
         except EntryError as err:
             host.broken(tuple(err.problems))
             log.info(f"Problems named in {time.perf_counter() - start:.2f} s; nothing rebuilt")
