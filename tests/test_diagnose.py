@@ -140,13 +140,29 @@ def test_cli_json_and_exit_codes(tmp_path: Path) -> None:
     assert missing.exit_code == 2
 
 
-def run_node(index_file: Path, cases: dict[str, str], tmp_path: Path) -> dict[str, Any]:
-    """The JavaScript matcher on `cases` through Node (required in CI, skipped elsewhere)."""
+def _node() -> str:
+    """Node, which CI must have (the JavaScript matcher is tested there); skipped elsewhere."""
     node = shutil.which("node")
     if node is None:
         if os.environ.get("CI"):
             pytest.fail("node not found: the JavaScript matcher cannot be tested")
         pytest.skip("node not found")
+    return node
+
+
+CORE = Path(__file__).parent.parent / "site_assets" / "js" / "diagnose-core.js"
+
+
+def _core_value(name: str) -> Any:
+    """What diagnose-core.js exports as `name`, through JSON."""
+    script = f"process.stdout.write(JSON.stringify(require({json.dumps(str(CORE))}).{name}))"
+    out = subprocess.run([_node(), "-e", script], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def run_node(index_file: Path, cases: dict[str, str], tmp_path: Path) -> dict[str, Any]:
+    """The JavaScript matcher on `cases` through Node (required in CI, skipped elsewhere)."""
+    node = _node()
     cases_file = tmp_path / "cases.json"
     cases_file.write_text(json.dumps(cases), encoding="utf-8")
     script = Path(__file__).parent / "js" / "diagnose_node.js"
@@ -175,14 +191,9 @@ def test_javascript_matcher_passes_the_same_vectors(tmp_path: Path) -> None:
 
 
 def _node_spans(pairs: list[tuple[str, str]]) -> list[list[list[int]]]:
-    node = shutil.which("node")
-    if node is None:
-        if os.environ.get("CI"):
-            pytest.fail("node not found: the JavaScript matcher cannot be tested")
-        pytest.skip("node not found")
-    core = Path(__file__).parent.parent / "site_assets" / "js" / "diagnose-core.js"
+    node = _node()
     script = (
-        f"const c = require({json.dumps(str(core))}); let d = '';"
+        f"const c = require({json.dumps(str(CORE))}); let d = '';"
         "process.stdin.on('data', x => d += x).on('end', () => process.stdout.write("
         "JSON.stringify(JSON.parse(d).map(p => c.spans(p[0], p[1])))))"
     )
@@ -328,16 +339,8 @@ def test_both_halves_read_metrics_with_the_same_patterns() -> None:
     generator/diagnose/metrics.py's: one key, one pattern, one unit rule each, in the same order."""
     from generator.diagnose import metrics
 
-    node = shutil.which("node")
-    if node is None:
-        if os.environ.get("CI"):
-            pytest.fail("node not found: the JavaScript matcher cannot be tested")
-        pytest.skip("node not found")
-    core = Path(__file__).parent.parent / "site_assets" / "js" / "diagnose-core.js"
-    script = f"process.stdout.write(JSON.stringify(require({json.dumps(str(core))}).metricFinders))"
-    out = subprocess.run([node, "-e", script], capture_output=True, text=True, check=True)
     python = [[f.series, f.pattern, f.unit] for f in metrics.FINDERS]
-    assert json.loads(out.stdout) == python
+    assert _core_value("metricFinders") == python
 
 
 def _python_constants() -> dict[str, object]:
@@ -395,15 +398,7 @@ def _python_constants() -> dict[str, object]:
 def test_both_halves_write_the_same_constants() -> None:
     """The limits, thresholds and tables both halves write by hand hold the same values (one
     comparison per constant, so a drift names the constant)."""
-    node = shutil.which("node")
-    if node is None:
-        if os.environ.get("CI"):
-            pytest.fail("node not found: the JavaScript matcher cannot be tested")
-        pytest.skip("node not found")
-    core = Path(__file__).parent.parent / "site_assets" / "js" / "diagnose-core.js"
-    script = f"process.stdout.write(JSON.stringify(require({json.dumps(str(core))}).constants))"
-    out = subprocess.run([node, "-e", script], capture_output=True, text=True, check=True)
-    javascript = json.loads(out.stdout)
+    javascript = _core_value("constants")
     python = _python_constants()
     assert sorted(javascript) == sorted(python)
     for name, value in python.items():
