@@ -1,7 +1,8 @@
-"""A log file's metric lines read by a second process beside the scan (metrics.py): on a long
-training log they are most of the work, and reading them on another core gives the same
-diagnosis sooner. The process reads the file itself, chunk by chunk as the scan does, and
-sends back only its sightings; when it cannot run or fails, the scan's own process reads them.
+"""Some of a log file's metric series read by a second process beside the scan (metrics.py): on
+a long training log they are most of the work, and reading them on another core gives the same
+diagnosis sooner. The process reads the file itself, chunk by chunk as the scan does, and sends
+back only its sightings; the scan's process reads the other series with its own chunks. When the
+second process cannot run or fails, the scan's process reads its series after the scan.
 """
 
 from __future__ import annotations
@@ -13,31 +14,35 @@ from pathlib import Path
 
 from . import metrics
 from .scanner import CHUNK_BYTES, LOWER_BYTES, chunks
-from .series import Sighting
 
 # A log shorter than this is read in one process: starting a second one would cost more.
 MIN_BYTES = 2 * CHUNK_BYTES
+# The series the second process reads: the loss and optimizer ones, about two thirds of the
+# metric work on a training log, since the scan's process also matches the signatures.
+SERIES = frozenset({"loss", "val_loss", "xent", "grad_norm", "lr", "learning_rate"})
 
 
-def read_metrics(path: Path) -> list[Sighting]:
-    """The metric sightings of the log at `path`, as the scan would read them."""
-    reader = metrics.Reader()
+def read_metrics(path: Path, series: frozenset[str] = metrics.ALL_SERIES) -> metrics.Part:
+    """What the log at `path` shows of the metric `series`, as the scan would read them."""
+    reader = metrics.Reader(series)
     line = 1
     with path.open("rb") as handle:
         for chunk in chunks(handle):
             text = chunk.decode("latin-1")
             reader.feed(text, chunk.translate(LOWER_BYTES).decode("latin-1"), line)
             line += text.count("\n")
-    return reader.sightings()
+    return reader.part()
 
 
 def _child(path: Path, send: Connection) -> None:
-    send.send(read_metrics(path))
+    send.send(read_metrics(path, SERIES))
     send.close()
 
 
 class Beside:
-    """The second process, started at once; `sightings` waits for its answer."""
+    """The second process, started at once; `part` waits for its answer."""
+
+    series = SERIES
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -49,18 +54,18 @@ class Beside:
         self.process.start()
         send.close()
 
-    def sightings(self) -> list[Sighting]:
+    def part(self) -> metrics.Part:
         try:
-            found: list[Sighting] | None = self.answer.recv()
+            found: metrics.Part | None = self.answer.recv()
         except (EOFError, OSError):
             found = None  # the process died before it answered
         self.answer.close()
         self.process.join()
-        return found if found is not None else read_metrics(self.path)
+        return found if found is not None else read_metrics(self.path, SERIES)
 
 
 def beside(path: Path | None) -> Beside | None:
-    """A second process for the metric lines of `path`, when it is worth one."""
+    """A second process for some metric series of `path`, when it is worth one."""
     if path is None or not sys.platform.startswith("linux"):
         return None
     try:

@@ -172,11 +172,25 @@ def _detector(series: str) -> Series:
     return Monotone(-1 if series == "free" else 1, _NAMES[series])
 
 
-class Reader:
-    """Reads the metric series of a log, chunk by chunk (each chunk ends at a segment break)."""
+ALL_SERIES = frozenset(finder.series for finder in FINDERS)
 
-    def __init__(self) -> None:
-        self.series = {finder.series: _detector(finder.series) for finder in FINDERS}
+
+@dataclass(frozen=True)
+class Part:
+    """What a reader of some of the series found: its sightings by series, and whether the log
+    names a preference run's metrics (PAIRWISE_WORDS)."""
+
+    found: dict[str, list[Sighting]]
+    pairwise: bool
+
+
+class Reader:
+    """Reads the metric series of a log, chunk by chunk (each chunk ends at a segment break):
+    all of them, or only `series` (another reader, in another process, reads the rest)."""
+
+    def __init__(self, series: frozenset[str] = ALL_SERIES) -> None:
+        self.finders = tuple(finder for finder in FINDERS if finder.series in series)
+        self.series = {finder.series: _detector(finder.series) for finder in self.finders}
         self.pairwise = False  # the log names a preference run's metrics (PAIRWISE_WORDS)
 
     def feed(self, text: str, low: str, line: int) -> None:
@@ -184,7 +198,7 @@ class Reader:
         line number."""
         if not self.pairwise:
             self.pairwise = any(word in low for word in PAIRWISE_WORDS)
-        for finder in FINDERS:
+        for finder in self.finders:
             if finder.unit == "smi" and _SMI_GATE.search(low) is None:
                 continue
             series = self.series[finder.series]
@@ -198,9 +212,19 @@ class Reader:
             if held:
                 _resolve(finder, text, low, line, held, len(values))
 
+    def part(self) -> Part:
+        return Part({name: s.sightings() for name, s in self.series.items()}, self.pairwise)
+
     def sightings(self) -> list[Sighting]:
-        found = [s for series in self.series.values() for s in series.sightings()]
-        return [s for s in found if self.pairwise or s.signal != "loss-flat-at-ln2"]
+        return combine([self.part()])
+
+
+def combine(parts: list[Part]) -> list[Sighting]:
+    """The sightings of readers that together read every series, as one reader of all of them
+    gives them (in FINDERS order)."""
+    pairwise = any(part.pairwise for part in parts)
+    found = [s for finder in FINDERS for part in parts for s in part.found.get(finder.series, ())]
+    return [s for s in found if pairwise or s.signal != "loss-flat-at-ln2"]
 
 
 def _resolve(finder: Finder, text: str, low: str, line: int, held: list[Seen], total: int) -> None:

@@ -216,7 +216,7 @@ def diagnose(
     """The diagnosis of the log `stream` reads. `path`: the file it reads, whose metric lines a
     second process may read beside the scan (beside.py); the diagnosis is the same."""
     other = beside(path) if index.signals else None
-    return result(index, scan(index, stream, other.sightings if other else None), top)
+    return result(index, scan(index, stream, other), top)
 
 
 class Streaming:

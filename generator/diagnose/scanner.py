@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 import ahocorasick_rs
 
@@ -15,7 +15,6 @@ from ..read.pattern import Slot, Value, normalise
 from . import anchors, frames, metrics, watchdog
 from .candidates import RANK, Candidate, Hit, record, record_sighting
 from .index import Index, Signature
-from .series import Sighting
 
 CHUNK_BYTES = 4 * 1024 * 1024
 SEGMENT_BYTES = 64 * 1024
@@ -87,7 +86,7 @@ class Scanner:
     """Finds candidate segments with one Aho-Corasick pass over each chunk (the anchors), then
     runs the full match only on those segments and, for wrapped lines, their neighbours."""
 
-    def __init__(self, index: Index, read_metrics: bool = True) -> None:
+    def __init__(self, index: Index, metric_series: frozenset[str] = metrics.ALL_SERIES) -> None:
         self.index = index
         self.by_anchor: dict[str, list[Signature]] = {}
         for sig in index.signatures:
@@ -122,8 +121,8 @@ class Scanner:
             for sig in index.signatures
         ]
         self.candidates: dict[str, Candidate] = {}
-        # (read_metrics false: another process reads the metric lines, beside.py)
-        self.metrics = metrics.Reader() if index.signals and read_metrics else None
+        # (the metric series it does not read, another process reads: beside.py)
+        self.metrics = metrics.Reader(metric_series) if index.signals else None
         self.tracebacks = frames.Reader() if index.raised else None
         self.raised_matched: set[int] = set()  # frames.Rule.order of every rule that has matched
         self.timeouts: list[watchdog.Timeout] = []  # NCCL watchdog timeouts, for their ranks
@@ -188,16 +187,16 @@ class Scanner:
         self.line += text.count("\n")
         self.tail = _Segment(text[start:last_end], self.line - text.count("\n", start))
 
-    def finish(self, sightings: list[Sighting] | None = None) -> None:
-        """The end of the log; `sightings`: its metric lines' when another process read them."""
+    def finish(self, other: metrics.Part | None = None) -> None:
+        """The end of the log; `other`: what another process read of the metric series this
+        scanner does not read."""
         if self.pending is not None:
             seg, words, prev, _ = self.pending
             self.pending = None
             self._match(seg, words, prev, None, "", -1)
-        if self.metrics is not None:
-            sightings = self.metrics.sightings()
-            self.metrics = None
-        for sighting in sightings or ():
+        parts = [] if self.metrics is None else [self.metrics.part()]
+        self.metrics = None
+        for sighting in metrics.combine(parts + ([other] if other else [])):
             for entry in self.index.signals.get(sighting.signal, ()):
                 record_sighting(self.candidates, self.index, entry, sighting)
 
@@ -425,14 +424,21 @@ def _separator_before(text: str, start: int) -> int:
     return 1 if start >= 1 and text[start - 1] in "\r\n" else 0
 
 
-def scan(
-    index: Index, stream: BinaryIO, sightings: Callable[[], list[Sighting]] | None = None
-) -> Scanner:
+def scan(index: Index, stream: BinaryIO, other: Other | None = None) -> Scanner:
     """Match every signature against every segment: the finished scanner holds the candidates,
-    torchrun's root rank and the watchdog timeouts. `sightings`, when given, answers for the
-    log's metric lines (read elsewhere: beside.py) once the scan is done."""
-    scanner = Scanner(index, read_metrics=sightings is None)
+    torchrun's root rank and the watchdog timeouts. `other`, when given, reads some of the
+    log's metric series elsewhere (beside.py) and answers for them once the scan is done."""
+    mine = metrics.ALL_SERIES - other.series if other else metrics.ALL_SERIES
+    scanner = Scanner(index, mine)
     for chunk in chunks(stream):
         scanner.feed(chunk)
-    scanner.finish(sightings() if sightings is not None else None)
+    scanner.finish(other.part() if other else None)
     return scanner
+
+
+class Other(Protocol):
+    """A reader of some metric series of the same log, elsewhere."""
+
+    series: frozenset[str]
+
+    def part(self) -> metrics.Part: ...
