@@ -16,10 +16,15 @@ function DiagnoseCoreFactory() {
   var ROOT_RANK = /^ ?rank ?: ?([0-9]{1,9})(?![0-9])/;
   var EDGE_SPACES = /^[ \t\f\v]+|[ \t\f\v]+$/g;
 
+  function lowerRun(s) { return s.toLowerCase(); }
+
+  /* ASCII letters lower-cased, nothing else: toLowerCase on text without any other character
+   * does exactly that, natively (a replace that called back for every run of capitals took a
+   * fifth of a diagnosis); text with other characters has its ASCII runs lower-cased. */
   function asciiLower(text) {
-    return /[A-Z]/.test(text)
-      ? text.replace(/[A-Z]+/g, function (s) { return s.toLowerCase(); })
-      : text;
+    if (!/[A-Z]/.test(text)) return text;
+    if (!/[^\x00-\x7f]/.test(text)) return text.toLowerCase();
+    return text.replace(/[\x00-\x7f]+/g, lowerRun);
   }
 
   function normalise(text) {
@@ -796,15 +801,22 @@ function DiagnoseCoreFactory() {
     return i;
   }
 
-  /* Every sighting in `text` (ANSI already removed). */
-  function readMetrics(text) {
-    var low = asciiLower(text);
+  /* Where each line feed of `low` is, to number lines by position. */
+  function lineFeeds(low) {
+    var out = [], at = low.indexOf("\n");
+    while (at >= 0) { out.push(at); at = low.indexOf("\n", at + 1); }
+    return out;
+  }
+
+  /* Every sighting in `text` (ANSI already removed; `low` the same ASCII-lower-cased). */
+  function readMetrics(text, low) {
+    var feeds = lineFeeds(low);
     var out = [];
     /* A flat ln 2 is DPO's unmoved loss only in a log that names a preference run's metrics. */
     var pairwise = PAIRWISE_WORDS.some(function (w) { return low.indexOf(w) >= 0; });
     FINDERS.forEach(function (finder) {
       var series = detector(finder.series);
-      var line = 1, counted = 0, found;
+      var passed = 0, found;  /* the line feeds before the current match */
       finder.pattern.lastIndex = 0;
       while ((found = finder.pattern.exec(low)) !== null) {
         var unit = found[2];
@@ -814,12 +826,11 @@ function DiagnoseCoreFactory() {
           else if (finder.unit === "required") continue;
         }
         var pos = found.index;
-        for (var i = counted; i < pos; i++) if (low.charCodeAt(i) === 10) line += 1;
-        counted = pos;
+        while (passed < feeds.length && feeds[passed] < pos) passed++;
         var end = finder.unit === "smi" ? pos + found[0].length
           : (unit ? found.indices[2][1] : found.indices[1][1]);
         /* The line's text is cut out only for the values a sighting quotes (seenLines). */
-        series.add(value, { line: line, shown: text.slice(found.indices[1][0], end).trim(),
+        series.add(value, { line: passed + 1, shown: text.slice(found.indices[1][0], end).trim(),
                             pos: pos, source: text });
       }
       out = out.concat(series.sightings());
@@ -1081,8 +1092,7 @@ function DiagnoseCoreFactory() {
     return out;
   }
 
-  function readTimeouts(text) {
-    var low = asciiLower(text);
+  function readTimeouts(text, low) {
     if (low.indexOf(TIMEOUT_PHRASE) < 0) return [];
     var out = [], line = 1, counted = 0, found;
     TIMEOUT.lastIndex = 0;
@@ -1150,11 +1160,12 @@ function DiagnoseCoreFactory() {
 
   function diagnose(index, text, top) {
     var state = scan(index, text);
-    state.timeouts = readTimeouts(stripAnsi(text));
-    state.tagged = state.timeouts.length ? taggedRanks(asciiLower(stripAnsi(text))) : new Set();
+    var clean = stripAnsi(text), low = asciiLower(clean);  /* once, for every reader below */
+    state.timeouts = readTimeouts(clean, low);
+    state.tagged = state.timeouts.length ? taggedRanks(low) : new Set();
     if (index.raised.length) {
       var matched = new Set();
-      readTracebacks(stripAnsi(text)).forEach(function (raised) {
+      readTracebacks(clean).forEach(function (raised) {
         index.raised.forEach(function (rule) {
           if (matched.has(rule.order) || !ruleMatches(rule, raised)) return;
           matched.add(rule.order);
@@ -1163,7 +1174,7 @@ function DiagnoseCoreFactory() {
       });
     }
     if (index.signals.size) {
-      readMetrics(stripAnsi(text)).forEach(function (sighting) {
+      readMetrics(clean, low).forEach(function (sighting) {
         (index.signals.get(sighting.signal) || []).forEach(function (id) {
           recordSighting(state, index, id, sighting);
         });
