@@ -71,6 +71,25 @@ def test_related_links_go_both_ways(fixture_site: Path) -> None:
     assert "often caused by" in referenced
 
 
+def test_an_entry_linked_both_ways_is_listed_once(shipped_site: Path) -> None:
+    """A page does not list under "Referenced by" an entry its own related list names (the same
+    pair of pages, seen from the other side); an entry that links here alone is still listed."""
+    from generator.pipeline import build_encyclopedia
+
+    enc = build_encyclopedia(ROOT / "entries")
+    both, one_way = [], []
+    for page in enc.pages.values():
+        linked = {link.id for link in page.related}
+        for link in page.referenced_by:
+            (both if link.id in linked else one_way).append((page, link))
+    assert both and one_way
+    for page, link in (both[0], one_way[0]):
+        html = read(shipped_site, f"{page.category}/{page.id}/index.html")
+        section = html[html.index('id="related"') : html.index("</article>")]
+        hrefs = re.findall(rf'href="[./]*(?:{link.category}/)?{link.id}/"', section)
+        assert len(hrefs) == 1, (page.id, link.id)
+
+
 def test_edit_link_points_at_the_yaml_file(fixture_site: Path) -> None:
     html = read(fixture_site, "memory/alpha-oom/index.html")
     match = re.search(r'<a href="([^"]+)">Edit this entry</a>', html)
