@@ -121,7 +121,11 @@ def test_shards_hold_every_signature_once_in_order(shipped: Encyclopedia) -> Non
     # Symptom signatures come after the entry's own and carry their condition and symptom.
     expected = [
         [page.id, at, sig["text"], sig["weight"], sig["context"]]
-        + ([{k: sig[k] for k in ("when", "symptom") if k in sig}] if len(sig) > 3 else [])
+        + (
+            [{k: sig[k] for k in ("when", "symptom") if k in sig}]
+            if "when" in sig or "symptom" in sig
+            else []
+        )
         for page in shipped.pages.values()
         if page.entry.status == "active"
         for at, sig in enumerate(from_entries.signatures(page))

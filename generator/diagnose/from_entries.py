@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from ..read.link import Encyclopedia, Page, Relation, under
 from ..read.model import Signature, Symptom
-from ..read.pattern import parse_condition
+from ..read.pattern import compiled, parse_condition, pieces
+from . import anchors
 from .records import EntrySignatures, SignatureRecord, SymptomRecord
 
 
@@ -13,6 +14,12 @@ def _signature(
     sig: Signature, symptom: Symptom | None = None, steps: tuple[str, ...] = ()
 ) -> SignatureRecord:
     record: SignatureRecord = {"text": sig.text, "weight": sig.score, "context": sig.context}
+    parts = tuple(pieces(sig.text))
+    if parts:
+        found = anchors.choose(parts, compiled(sig.text))
+        record["anchor"] = found.word
+        if found.guard is not None:
+            record["guard"] = found.guard
     condition = parse_condition(sig.when) if sig.when else None
     if condition is not None:
         record["when"] = condition.export()

@@ -23,6 +23,11 @@ class SignatureRecord(TypedDict):
     context: bool
     when: NotRequired[ConditionRecord]
     symptom: NotRequired[SymptomRecord]
+    # Where the matcher looks (anchors.py): the word the scan finds and the guard that must
+    # match right after it. The exports write them for diagnose-core.js, which would otherwise
+    # send every line holding a common word to the full match; this half derives its own.
+    anchor: NotRequired[str]
+    guard: NotRequired[str]
 
 
 class RaisedRecord(TypedDict):

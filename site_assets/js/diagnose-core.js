@@ -203,6 +203,8 @@ function DiagnoseCoreFactory() {
     return values;
   }
 
+  /* The index names each signature's anchor and guard (generator/diagnose/anchors.py); a
+   * hand-made index that does not is matched from its longest run, with no guard. */
   function anchor(parts) {
     var best = "";
     parts.forEach(function (p) {
@@ -277,7 +279,8 @@ function DiagnoseCoreFactory() {
                   compiled: compilePieces(sig.text), when: sig.when || null,
                   symptom: sig.symptom || null };
         self.signatures.push(s);
-        var a = anchor(parts);
+        var a = sig.anchor !== undefined ? sig.anchor : anchor(parts);
+        s.guard = sig.guard || null;
         if (!self.byAnchor.has(a)) self.byAnchor.set(a, []);
         self.byAnchor.get(a).push(s);
       });
@@ -292,6 +295,19 @@ function DiagnoseCoreFactory() {
       });
     });
     this.automaton = new Automaton(Array.from(this.byAnchor.keys()).concat([ROOT_WORD]));
+    /* Per anchor word whose signatures all have a guard, what must follow the word in the
+     * lower-cased log for one of them to match there: a line holding a common word (`loss`,
+     * `reserved`) but not the phrase is never matched in full. Only speed depends on it. */
+    this.guards = new Map();
+    this.byAnchor.forEach(function (sigs, word) {
+      if (word === ROOT_WORD || !sigs.every(function (s) { return s.guard; })) return;
+      var alternatives = [];
+      sigs.forEach(function (s) {
+        var g = "(?:" + s.guard + ")";
+        if (alternatives.indexOf(g) < 0) alternatives.push(g);
+      });
+      self.guards.set(word, new RegExp(alternatives.join("|"), "y"));
+    });
   }
 
   var encoder = typeof TextEncoder !== "undefined" ? new TextEncoder() : null;
@@ -360,7 +376,6 @@ function DiagnoseCoreFactory() {
     }
     var tried = [];
     hit.words.forEach(function (w) {
-      if (w === ROOT_WORD) return;
       (index.byAnchor.get(w) || []).forEach(function (s) {
         if (tried.indexOf(s) < 0) tried.push(s);
       });
@@ -413,8 +428,7 @@ function DiagnoseCoreFactory() {
 
   /* Segments are split at CRLF, LF or CR (a CRLF is one break); lines count LFs. A segment
    * holding an anchor is matched once the segment after it is known. */
-  function scan(index, input) {
-    var text = input.indexOf("\x1b") >= 0 ? input.replace(ANSI, "") : input;
+  function scan(index, text, low) {
     var state = { candidates: new Map(), rootRank: null, rootLinesLeft: 0, rootPos: 0 };
     var ac = index.automaton;
     var n = text.length;
@@ -439,9 +453,14 @@ function DiagnoseCoreFactory() {
       }
       node = ac.step(node, c);
       var out = ac.out[node];
-      if (out.length) {
+      for (var k = 0; k < out.length; k++) {
+        var guard = index.guards.get(out[k]);
+        if (guard) {
+          guard.lastIndex = i + 1;
+          if (!guard.test(low)) continue;
+        }
         if (words === null) words = new Set();
-        for (var k = 0; k < out.length; k++) words.add(out[k]);
+        words.add(out[k]);
       }
     }
     if (segStart < n) endSegment(n);
@@ -1159,8 +1178,8 @@ function DiagnoseCoreFactory() {
   }
 
   function diagnose(index, text, top) {
-    var state = scan(index, text);
-    var clean = stripAnsi(text), low = asciiLower(clean);  /* once, for every reader below */
+    var clean = stripAnsi(text), low = asciiLower(clean);  /* once, for every reader */
+    var state = scan(index, clean, low);
     state.timeouts = readTimeouts(clean, low);
     state.tagged = state.timeouts.length ? taggedRanks(low) : new Set();
     if (index.raised.length) {
