@@ -148,8 +148,8 @@ def choose(parts: tuple[str, ...], compiled: tuple[Piece, ...]) -> Anchor:
     """Of a signature's literal pieces (diagnose.pieces), the run without spaces least likely to
     fill a log (a substring of every line the signature matches), preferring one a guard can
     follow, with that guard; of equals, the first. Only speed depends on the choice: every line
-    the signature matches holds every such run. (The browser's matcher, diagnose-core.js, takes
-    the longest run.)"""
+    the signature matches holds every such run. (The exported index names each signature's
+    anchor and guard, and the browser's matcher, diagnose-core.js, uses them.)"""
     tokens = [t for p in parts for t in p.split(" ") if t]
     atoms = [_atoms(piece) for piece in compiled]
     best: tuple[tuple[int, int, int], Anchor] | None = None

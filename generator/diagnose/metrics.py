@@ -215,9 +215,6 @@ class Reader:
     def part(self) -> Part:
         return Part({name: s.sightings() for name, s in self.series.items()}, self.pairwise)
 
-    def sightings(self) -> list[Sighting]:
-        return combine([self.part()])
-
 
 def combine(parts: list[Part]) -> list[Sighting]:
     """The sightings of readers that together read every series, as one reader of all of them
