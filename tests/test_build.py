@@ -75,9 +75,11 @@ def test_an_entry_linked_both_ways_is_listed_once(shipped_site: Path) -> None:
     """A page does not list under "Referenced by" an entry its own related list names (the same
     pair of pages, seen from the other side); an entry that links here alone is still listed."""
     from generator.pipeline import build_encyclopedia
+    from generator.read.link import Link, Page
 
     enc = build_encyclopedia(ROOT / "entries")
-    both, one_way = [], []
+    both: list[tuple[Page, Link]] = []
+    one_way: list[tuple[Page, Link]] = []
     for page in enc.pages.values():
         linked = {link.id for link in page.related}
         for link in page.referenced_by:
